@@ -1,0 +1,27 @@
+GO ?= go
+FUZZTIME ?= 20s
+
+.PHONY: build test test-noalloc lint fuzz bench ci
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bidguard ./cmd/bidguard
+
+# The README's test command.
+test:
+	$(GO) test -race -shuffle=on ./...
+
+# Zero-allocation tests carry //go:build !race: run them without -race too.
+test-noalloc:
+	$(GO) test -run 'Allocs' -count=1 ./...
+
+lint:
+	$(GO) vet ./...
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeAndJudge$$' -fuzztime $(FUZZTIME) ./engine/
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/
+
+ci: lint build test test-noalloc

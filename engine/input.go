@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/prebid/openrtb/v20/openrtb2"
+)
+
+// Bid is one decoded bid of seatbid[].bid[] with what the decoder recorded
+// about it. It belongs to an Input and must not be retained after the
+// evaluation returns.
+type Bid struct {
+	*openrtb2.Bid
+	// SeatIndex and BidIndex locate the bid: seatbid[SeatIndex].bid[BidIndex].
+	SeatIndex, BidIndex int
+	// Seat is seatbid[SeatIndex].seat as sent.
+	Seat string
+	// HasPrice is false when the bid had no "price" key or a null price.
+	HasPrice bool
+	// BadUTF8 is true when the bid's raw bytes held invalid UTF-8.
+	BadUTF8 bool
+	// Raw is the bid object's bytes as the bidder sent them.
+	Raw []byte
+}
+
+// Input is the pair under judgement plus the evaluation context. It is
+// request-scoped, owned by a pooled Eval, and must not be retained after the
+// evaluation returns. Gates only read it.
+type Input struct {
+	Request  *openrtb2.BidRequest
+	Response *openrtb2.BidResponse
+	// Bids flattens seatbid[].bid[] in response order.
+	Bids []Bid
+	// RawRequest and RawResponse are the documents as received.
+	RawRequest, RawResponse []byte
+	// ResponseEmpty is true when the response document was null or {}.
+	ResponseEmpty bool
+
+	// Arrival is when the exchange's request arrived; Deadline is D.
+	Arrival, Deadline time.Time
+	// LatencyMs is the bidder's response time; LatencyKnown says whether it is set.
+	LatencyMs    float64
+	LatencyKnown bool
+
+	// Rates are the default policy's currency rates.
+	Rates *Rates
+
+	frozen   bool
+	frozenAt time.Time
+
+	impIndex map[string]int
+}
+
+// Now reads the evaluation clock: the frozen instant in `check`, the real
+// clock otherwise.
+func (in *Input) Now() time.Time {
+	if in.frozen {
+		return in.frozenAt
+	}
+	return time.Now()
+}
+
+// FreezeClock makes every clock read return t (the `check` command).
+func (in *Input) FreezeClock(t time.Time) { in.frozen, in.frozenAt = true, t }
+
+// impIndexThreshold is the imp count from which ImpByID uses a map.
+const impIndexThreshold = 16
+
+// ImpByID returns the first request imp with that id, or nil. It allocates
+// nothing for requests of up to 16 imps; larger requests build a pooled index
+// once per evaluation.
+func (in *Input) ImpByID(id string) *openrtb2.Imp {
+	if in.Request == nil {
+		return nil
+	}
+	imps := in.Request.Imp
+	if len(imps) <= impIndexThreshold {
+		for i := range imps {
+			if imps[i].ID == id {
+				return &imps[i]
+			}
+		}
+		return nil
+	}
+	if len(in.impIndex) == 0 {
+		if in.impIndex == nil {
+			in.impIndex = make(map[string]int, len(imps))
+		}
+		for i := len(imps) - 1; i >= 0; i-- {
+			in.impIndex[imps[i].ID] = i
+		}
+	}
+	if i, ok := in.impIndex[id]; ok {
+		return &imps[i]
+	}
+	return nil
+}
+
+// ResponseCur is the response currency, USD when absent.
+func (in *Input) ResponseCur() string {
+	if in.Response == nil || in.Response.Cur == "" {
+		return "USD"
+	}
+	return in.Response.Cur
+}
+
+func (in *Input) reset() {
+	clear(in.impIndex)
+	im := in.impIndex
+	bids := in.Bids[:0]
+	*in = Input{Bids: bids, impIndex: im}
+}

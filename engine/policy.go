@@ -1,0 +1,387 @@
+package engine
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Mode is a gate entry's mode.
+type Mode uint8
+
+const (
+	// Enforce rejects on a hit (the default).
+	Enforce Mode = iota
+	// Warn reports and counts a hit but rejects nothing.
+	Warn
+	// Off lists the gate as skipped and never runs it.
+	Off
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Warn:
+		return "warn"
+	case Off:
+		return "off"
+	}
+	return "enforce"
+}
+
+func parseMode(s string) (Mode, bool) {
+	switch s {
+	case "", "enforce":
+		return Enforce, true
+	case "warn":
+		return Warn, true
+	case "off":
+		return Off, true
+	}
+	return 0, false
+}
+
+// GateEntry is one compiled gate of a policy.
+type GateEntry struct {
+	// Name is the result name ("rtb.bid-sanity", or the entry's name:).
+	Name string
+	// Factory is the factory name ("bidSanity").
+	Factory string
+	Mode    Mode
+	Kind    Kind
+	Gate    Gate
+	// Options is the decoded options struct the gate was built from.
+	Options any
+
+	bid         BidGate
+	resp        ResponseGate
+	scan        ScanGate
+	deadline    DeadlineGate
+	judgesEmpty bool
+	src         GateConfig // the entry as configured, before seat overrides
+}
+
+// Policy is a compiled policy: the default one or a seat's.
+type Policy struct {
+	// Key is "default" or the seat key.
+	Key      string
+	Shadow   bool
+	FailFast bool
+	Gates    []*GateEntry
+	index    int
+}
+
+// Snapshot is an immutable compiled configuration. Requests hold the
+// snapshot they took on arrival; reload swaps in a new one atomically.
+type Snapshot struct {
+	Config *Config
+	// Version is the first 12 hex digits of SHA-256 over the compiled snapshot.
+	Version string
+	// Default is the default policy; Seats the seat policies by key.
+	Default *Policy
+	Seats   map[string]*Policy
+	// OnDeadlineForward is `onDeadline: forward`.
+	OnDeadlineForward bool
+	SeatNonBid        bool
+	Rates             *Rates
+	// Files are the files this snapshot was read from (config, seat files,
+	// files named by gate options), for reload polling.
+	Files []string
+	// Operator holds the operator-quarantined seats (quarantine.seats).
+	Operator map[string]bool
+	// Warnings are non-fatal remarks of `config validate`.
+	Warnings []string
+
+	policies  []*Policy
+	qualified map[[2]string]*Policy
+}
+
+// Policies lists the default policy then the seat policies by key.
+func (s *Snapshot) Policies() []*Policy { return s.policies }
+
+// PolicyFor resolves a bid's policy: "<upstream>/<seat>", then "<seat>",
+// then the default policy.
+func (s *Snapshot) PolicyFor(upstream, seat string) *Policy {
+	if len(s.Seats) == 0 {
+		return s.Default
+	}
+	if upstream != "" && len(s.qualified) > 0 {
+		if p, ok := s.qualified[[2]string{upstream, seat}]; ok {
+			return p
+		}
+	}
+	if p, ok := s.Seats[seat]; ok {
+		return p
+	}
+	return s.Default
+}
+
+// Compile builds a snapshot from a parsed config. name is the config file's
+// path (or a label for the embedded config); data its bytes, hashed into the
+// version. Every error of the compilation is returned together.
+func Compile(cfg *Config, name string, data []byte, reg Registry) (*Snapshot, error) {
+	s := &Snapshot{
+		Config:            cfg,
+		Seats:             map[string]*Policy{},
+		OnDeadlineForward: cfg.Policy.OnDeadline == "forward",
+		SeatNonBid:        cfg.Policy.SeatNonBid,
+		Operator:          map[string]bool{},
+	}
+	for _, q := range cfg.Quarantine.Seats {
+		s.Operator[q] = true
+	}
+	var errs []error
+	rates, err := CompileRates(cfg.Policy.CurrencyRates)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("%s: policy.%w", name, err))
+	}
+	s.Rates = rates
+	dir := filepath.Dir(name)
+	var files []string
+	watch := func(p string) { files = append(files, p) }
+
+	failFast := cfg.Policy.FailFast == nil || *cfg.Policy.FailFast
+	def := &Policy{Key: "default", Shadow: cfg.Policy.Action == "shadow", FailFast: failFast}
+	for i, gc := range cfg.Policy.Gates {
+		e, err := buildEntry(reg, gc, nil, name, fmt.Sprintf("policy.gates[%d]", i), Env{Dir: dir, Watch: watch})
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		def.Gates = append(def.Gates, e)
+	}
+	errs = append(errs, checkNames(name, "policy", def.Gates)...)
+	if len(cfg.Policy.Gates) == 0 {
+		s.Warnings = append(s.Warnings, "policy.gates is empty: every bid is forwarded unjudged")
+	}
+	s.Default = def
+	s.policies = append(s.policies, def)
+
+	keys := make([]string, 0, len(cfg.Seats))
+	for k := range cfg.Seats {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p, perrs := compileSeat(reg, cfg, def, k, cfg.Seats[k], watch)
+		errs = append(errs, perrs...)
+		if p != nil {
+			p.index = len(s.policies)
+			s.Seats[k] = p
+			if up, seat, ok := strings.Cut(k, "/"); ok {
+				if s.qualified == nil {
+					s.qualified = map[[2]string]*Policy{}
+				}
+				s.qualified[[2]string{up, seat}] = p
+			}
+			s.policies = append(s.policies, p)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	s.Files = append([]string{name}, cfg.SeatFiles(name)...)
+	s.Files = append(s.Files, files...)
+	s.Version = s.hash(data)
+	return s, nil
+}
+
+func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConfig, watch func(string)) (*Policy, []error) {
+	where := fmt.Sprintf("seat %q", key)
+	file := sc.file
+	p := &Policy{Key: key, Shadow: def.Shadow, FailFast: def.FailFast}
+	switch sc.Action {
+	case "enforce":
+		p.Shadow = false
+	case "shadow":
+		p.Shadow = true
+	}
+	if sc.FailFast != nil {
+		p.FailFast = *sc.FailFast
+	}
+	env := Env{Dir: filepath.Dir(file), InSeat: true, Watch: watch}
+	var errs []error
+	type item struct {
+		gc   GateConfig
+		over *GateOverride
+		path string
+	}
+	var items []item
+	if sc.ReplaceGates {
+		for i, gc := range sc.Gates {
+			items = append(items, item{gc: gc, path: fmt.Sprintf("%s: gates[%d]", where, i)})
+		}
+	} else {
+		for i, e := range def.Gates {
+			if e.Kind == Response || e.Kind == Guard {
+				continue
+			}
+			items = append(items, item{gc: e.src, path: fmt.Sprintf("%s: inherited policy.gates[%d]", where, i)})
+		}
+	}
+	used := map[string]bool{}
+	for i := range items {
+		n := resultName(reg, items[i].gc)
+		if o, ok := sc.GateOptions[n]; ok {
+			o := o
+			items[i].over = &o
+			used[n] = true
+		}
+	}
+	names := make([]string, 0, len(sc.GateOptions))
+	for n := range sc.GateOptions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if !used[n] {
+			errs = append(errs, fmt.Errorf("%s: %s: gateOptions names %q, which the seat does not inherit", file, where, n))
+		}
+	}
+	for i, gc := range sc.AddGates {
+		items = append(items, item{gc: gc, path: fmt.Sprintf("%s: addGates[%d]", where, i)})
+	}
+	for _, it := range items {
+		e, err := buildEntry(reg, it.gc, it.over, file, it.path, env)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if e.Kind == Response || e.Kind == Guard {
+			errs = append(errs, fmt.Errorf("%s:%d: %s: %s is a response gate; it belongs to the default policy only", file, it.gc.line, it.path, it.gc.Gate))
+			continue
+		}
+		p.Gates = append(p.Gates, e)
+	}
+	errs = append(errs, checkNames(file, where, p.Gates)...)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return p, nil
+}
+
+func resultName(reg Registry, gc GateConfig) string {
+	if gc.Name != "" {
+		return gc.Name
+	}
+	if f, ok := reg[gc.Gate]; ok {
+		return f.ResultName
+	}
+	return gc.Gate
+}
+
+func checkNames(file, where string, gates []*GateEntry) []error {
+	var errs []error
+	seen := map[string]bool{}
+	for _, e := range gates {
+		if seen[e.Name] {
+			errs = append(errs, fmt.Errorf("%s: %s: two gates have the result name %q", file, where, e.Name))
+		}
+		seen[e.Name] = true
+	}
+	return errs
+}
+
+func buildEntry(reg Registry, gc GateConfig, over *GateOverride, file, path string, env Env) (*GateEntry, error) {
+	loc := fmt.Sprintf("%s:%d: %s", file, gc.line, path)
+	f, ok := reg[gc.Gate]
+	if gc.Gate == "" {
+		return nil, fmt.Errorf("%s: gate: missing", loc)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: unknown gate %q", loc, gc.Gate)
+	}
+	loc = fmt.Sprintf("%s (%s)", loc, gc.Gate)
+	modeStr := gc.Mode
+	if over != nil && over.Mode != "" {
+		modeStr = over.Mode
+	}
+	mode, ok := parseMode(modeStr)
+	if !ok {
+		return nil, fmt.Errorf("%s: mode: %q is not enforce, warn or off", loc, modeStr)
+	}
+	if f.Kind == Guard && mode == Warn {
+		return nil, fmt.Errorf("%s: mode: %s accepts only enforce and off", loc, gc.Gate)
+	}
+	var opts any
+	hasOpts := func(n *optionsNode) bool {
+		return n != nil && n.Kind != 0 && !(n.Kind == 8 && n.Tag == "!!null")
+	}
+	if f.Options != nil {
+		opts = f.Options()
+		if err := decodeOptions(file, &gc.Options, opts); err != nil {
+			return nil, fmt.Errorf("%s: options: %w", loc, err)
+		}
+		if over != nil {
+			if err := decodeOptions(file, &over.Options, opts); err != nil {
+				return nil, fmt.Errorf("%s: gateOptions: %w", loc, err)
+			}
+		}
+	} else if hasOpts(&gc.Options) || (over != nil && hasOpts(&over.Options)) {
+		return nil, fmt.Errorf("%s: %s takes no options", loc, gc.Gate)
+	}
+	g, err := f.New(opts, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", loc, err)
+	}
+	if g.Kind() != f.Kind {
+		return nil, fmt.Errorf("%s: gate kind %s does not match its factory's %s", loc, g.Kind(), f.Kind)
+	}
+	e := &GateEntry{Name: f.ResultName, Factory: f.Name, Mode: mode, Kind: f.Kind, Gate: g, Options: opts, src: gc}
+	if gc.Name != "" {
+		e.Name = gc.Name
+	}
+	switch f.Kind {
+	case PerBid:
+		e.bid, ok = g.(BidGate)
+	case Response:
+		e.resp, ok = g.(ResponseGate)
+	case Scan:
+		e.scan, ok = g.(ScanGate)
+	case Guard:
+		e.deadline, ok = g.(DeadlineGate)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%s: gate does not implement its kind's interface", loc)
+	}
+	if ej, isEJ := g.(EmptyJudge); isEJ {
+		e.judgesEmpty = ej.JudgesEmpty()
+	}
+	return e, nil
+}
+
+func (s *Snapshot) hash(data []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "config %d\n", len(data))
+	h.Write(data)
+	for _, f := range s.Files[1:] {
+		b, _ := os.ReadFile(f)
+		fmt.Fprintf(h, "file %s %d\n", f, len(b))
+		h.Write(b)
+	}
+	for _, p := range s.policies {
+		fmt.Fprintf(h, "policy %s shadow=%v failFast=%v\n", p.Key, p.Shadow, p.FailFast)
+		for _, e := range p.Gates {
+			fmt.Fprintf(h, "gate %s %s %s %+v\n", e.Name, e.Factory, e.Mode, e.Options)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// Describe lists each policy's effective gates, for `config validate`.
+func (s *Snapshot) Describe() string {
+	var b strings.Builder
+	for _, p := range s.policies {
+		fmt.Fprintf(&b, "%s (action %s, failFast %v):\n", p.Key, map[bool]string{false: "enforce", true: "shadow"}[p.Shadow], p.FailFast)
+		if len(p.Gates) == 0 {
+			b.WriteString("  (no gates)\n")
+		}
+		for i, e := range p.Gates {
+			fmt.Fprintf(&b, "  %2d. %-26s %-16s %-8s %s\n", i+1, e.Name, e.Factory, e.Mode, e.Kind)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,520 @@
+package engine
+
+import (
+	"sync"
+	"time"
+
+	"github.com/prebid/openrtb/v20/openrtb2"
+)
+
+// Skip reasons the engine writes into gate results.
+const (
+	ReasonOff           = "off"
+	ReasonNoBids        = "no bids"
+	ReasonTimeout       = "bidguard:timeout"
+	ReasonSkipFailFast  = "bidguard:skipped (failFast)"
+	ReasonSkipTimeout   = "bidguard:skipped (timeout)"
+	ReasonSkipTmax      = "bidguard:skipped (tmax)"
+	ReasonSkipBidsLimit = "bidguard:skipped (bids limit)"
+	// GateBidsLimit is the gate name of a response over limits.maxBids.
+	GateBidsLimit = "limits.maxBids"
+	// ReasonBidsLimit is its reason.
+	ReasonBidsLimit = "bids limit exceeded"
+)
+
+// Action is what the exchange gets.
+type Action uint8
+
+const (
+	// NoBid: no bid left, none to begin with, or the response rejected.
+	NoBid Action = iota
+	// Forward: the response unchanged.
+	Forward
+	// Filter: bids removed, at least one left.
+	Filter
+)
+
+func (a Action) String() string {
+	switch a {
+	case Forward:
+		return "forward"
+	case Filter:
+		return "filter"
+	}
+	return "no-bid"
+}
+
+// GateResult is one gate's result for one policy.
+type GateResult struct {
+	Policy    string `json:"policy"`
+	Name      string `json:"name"`
+	Mode      string `json:"mode"`
+	Passed    bool   `json:"passed"`
+	Skipped   bool   `json:"skipped"`
+	Reason    string `json:"reason"`
+	LatencyNs int64  `json:"latency_ns"`
+	Details   any    `json:"details,omitempty"`
+	// Entry is the compiled gate (nil for engine-made entries).
+	Entry *GateEntry `json:"-"`
+}
+
+// Hit is one rejection or warning. A response-level hit has Bid -1 and empty
+// Seat, BidID and ImpID.
+type Hit struct {
+	Seat   string `json:"seat"`
+	BidID  string `json:"bid_id"`
+	ImpID  string `json:"impid"`
+	Gate   string `json:"gate"`
+	Reason string `json:"reason"`
+	Loss   int    `json:"loss"`
+	NBR    int    `json:"nbr"`
+	// Bid is the index into Input.Bids, or -1.
+	Bid int `json:"-"`
+	// Policy is the key of the policy that judged it.
+	Policy string `json:"-"`
+}
+
+// BidSkip is one bid a per-bid gate did not judge (bidguard_bids_skipped_total).
+type BidSkip struct {
+	Gate, Why string
+}
+
+// Outcome is the engine's verdict on one pair. It belongs to an Eval and must
+// not be retained after the Eval is released.
+type Outcome struct {
+	Gates    []GateResult
+	Rejected []Hit
+	Warned   []Hit
+	Skips    []BidSkip
+	Action   Action
+	// ResponseRejected is true when the response was rejected as a whole.
+	ResponseRejected bool
+	// DeadlineHit is true when tmaxGuard or a gate ran out of time;
+	// DeadlineForwarded when onDeadline: forward let the bids out.
+	DeadlineHit, DeadlineForwarded bool
+	// Kept counts bids forwarded to the exchange.
+	Kept int
+}
+
+// Passed is true exactly when nothing was rejected.
+func (o *Outcome) Passed() bool { return len(o.Rejected) == 0 }
+
+type bidState struct {
+	policy  *Policy
+	dead    bool // rejected or would-be rejected: failFast skips it
+	removed bool // removed from the answer
+	listed  bool // has its entry in Rejected/Warned (without --all)
+}
+
+// Eval is pooled per-request state: the input, the decoded messages and the
+// outcome. Acquire it with AcquireEval and give it back with ReleaseEval; it
+// must not be retained or used after release.
+type Eval struct {
+	In  Input
+	Out Outcome
+
+	req     openrtb2.BidRequest
+	resp    openrtb2.BidResponse
+	info    ResponseInfo
+	states  []bidState
+	order   []*Policy
+	scope   Scope
+	all     bool
+	snap    *Snapshot
+	stop    string // reason later gates are skipped with
+	respDie bool   // response rejected or would-be rejected
+	respLst bool   // response-level entry listed
+}
+
+var evalPool = sync.Pool{New: func() any { return new(Eval) }}
+
+// AcquireEval returns an empty Eval from the pool.
+func AcquireEval() *Eval { return evalPool.Get().(*Eval) }
+
+// ReleaseEval resets e and returns it to the pool.
+func ReleaseEval(e *Eval) {
+	e.reset()
+	evalPool.Put(e)
+}
+
+func (e *Eval) reset() {
+	e.In.reset()
+	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
+	e.req = openrtb2.BidRequest{}
+	e.resp = openrtb2.BidResponse{}
+	e.info = ResponseInfo{}
+	clear(e.states)
+	e.states = e.states[:0]
+	clear(e.order)
+	e.order = e.order[:0]
+	e.scope = Scope{}
+	e.all, e.snap, e.stop, e.respDie, e.respLst = false, nil, "", false, false
+}
+
+// DecodeRequest decodes the exchange's request into the Eval.
+func (e *Eval) DecodeRequest(data []byte) error {
+	e.In.RawRequest = data
+	if err := DecodeRequest(data, &e.req); err != nil {
+		return err
+	}
+	e.In.Request = &e.req
+	return nil
+}
+
+// DecodeResponse decodes the bidder's response into the Eval. maxBids is
+// limits.maxBids.
+func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
+	e.In.RawResponse = data
+	bids, info, err := DecodeResponse(data, maxBids, &e.resp, e.In.Bids[:0])
+	e.In.Bids = bids
+	if err != nil {
+		e.In.Bids = e.In.Bids[:0]
+		return err
+	}
+	e.info = info
+	e.In.Response = &e.resp
+	e.In.ResponseEmpty = info.Empty
+	return nil
+}
+
+// Info returns what the response decoder recorded.
+func (e *Eval) Info() ResponseInfo { return e.info }
+
+// RunOptions changes how the engine runs.
+type RunOptions struct {
+	// Upstream is the upstream name, for "upstream/seat" policy keys.
+	Upstream string
+	// All runs as if failFast were false and lists every hit (check --all).
+	All bool
+}
+
+// SetDeadline sets the arrival instant and the deadline D.
+func (e *Eval) SetDeadline(arrival, deadline time.Time) {
+	e.In.Arrival, e.In.Deadline = arrival, deadline
+}
+
+// SetLatency sets the bidder's response time in milliseconds.
+func (e *Eval) SetLatency(ms float64) { e.In.LatencyMs, e.In.LatencyKnown = ms, true }
+
+// Run judges the decoded pair under snap. The pass path allocates nothing.
+func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
+	e.snap, e.all = snap, opt.All
+	in := &e.In
+	in.Rates = snap.Rates
+	if in.Response == nil {
+		in.Response = &e.resp
+	}
+	if in.Request == nil {
+		in.Request = &e.req
+	}
+	bids := in.Bids
+	if cap(e.states) < len(bids) {
+		e.states = make([]bidState, len(bids))
+	}
+	e.states = e.states[:len(bids)]
+	e.order = append(e.order[:0], snap.Default)
+	for i := range bids {
+		p := snap.PolicyFor(opt.Upstream, bids[i].Seat)
+		e.states[i] = bidState{policy: p}
+		if p != snap.Default && !containsPolicy(e.order, p) {
+			e.order = append(e.order, p)
+		}
+	}
+	switch {
+	case len(bids) == 0 && !e.info.TooManyBids:
+		e.runEmpty()
+	case e.info.TooManyBids:
+		e.runTooMany()
+	default:
+		for _, p := range e.order {
+			e.runPolicy(p)
+		}
+	}
+	e.finish()
+	return &e.Out
+}
+
+func containsPolicy(ps []*Policy, p *Policy) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+func (e *Eval) result(p *Policy, g *GateEntry) *GateResult {
+	e.Out.Gates = append(e.Out.Gates, GateResult{Policy: p.Key, Name: g.Name, Mode: g.Mode.String(), Passed: true, Entry: g})
+	return &e.Out.Gates[len(e.Out.Gates)-1]
+}
+
+func skipped(r *GateResult, reason string) {
+	r.Skipped, r.Reason = true, reason
+}
+
+func (e *Eval) runEmpty() {
+	p := e.snap.Default
+	for _, g := range p.Gates {
+		r := e.result(p, g)
+		switch {
+		case g.Mode == Off:
+			skipped(r, ReasonOff)
+		case e.respDie && e.failFast(p):
+			skipped(r, ReasonSkipFailFast)
+		case g.judgesEmpty && g.scan != nil:
+			e.runScan(p, g, r)
+		case g.judgesEmpty && g.resp != nil:
+			e.runResponse(p, g, r)
+		default:
+			skipped(r, ReasonNoBids)
+		}
+	}
+}
+
+func (e *Eval) runTooMany() {
+	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, 3, 300))
+	for _, p := range e.order {
+		for _, g := range p.Gates {
+			skipped(e.result(p, g), ReasonSkipBidsLimit)
+		}
+	}
+}
+
+func (e *Eval) failFast(p *Policy) bool { return p.FailFast && !e.all }
+
+func (e *Eval) runPolicy(p *Policy) {
+	in := &e.In
+	def := e.snap.Default
+	for _, g := range p.Gates {
+		r := e.result(p, g)
+		if e.stop != "" {
+			skipped(r, e.stop)
+			continue
+		}
+		if e.respDie && e.failFast(def) {
+			skipped(r, ReasonSkipFailFast)
+			continue
+		}
+		if g.Mode == Off {
+			skipped(r, ReasonOff)
+			continue
+		}
+		start := time.Now()
+		if g.Kind != Guard && !in.Now().Before(in.Deadline) {
+			e.timeout(g, r)
+			r.LatencyNs = int64(time.Since(start))
+			continue
+		}
+		switch g.Kind {
+		case Guard:
+			e.runGuard(g, r)
+		case Response:
+			e.runResponse(p, g, r)
+		case PerBid:
+			e.runBids(p, g, r)
+		case Scan:
+			e.runScan(p, g, r)
+		}
+		r.LatencyNs = int64(time.Since(start))
+	}
+}
+
+func (e *Eval) timeout(g *GateEntry, r *GateResult) {
+	r.Passed, r.Skipped, r.Reason, r.Details = false, false, ReasonTimeout, nil
+	e.stop = ReasonSkipTimeout
+	e.deadline(g.Name, ReasonTimeout)
+}
+
+// deadline applies onDeadline after tmaxGuard or a gate ran out of time.
+func (e *Eval) deadline(gate, reason string) {
+	e.Out.DeadlineHit = true
+	if e.snap.OnDeadlineForward {
+		e.Out.DeadlineForwarded = true
+		return
+	}
+	e.responseHit(nil, gate, Reject(reason, 2, 101))
+}
+
+func (e *Eval) runGuard(g *GateEntry, r *GateResult) {
+	v := g.deadline.CheckDeadline(&e.In)
+	if !v.Expired() {
+		return
+	}
+	skipped(r, v.Reason)
+	e.stop = ReasonSkipTmax
+	r.Passed = e.snap.OnDeadlineForward
+	e.deadline(g.Name, v.Reason)
+}
+
+func (e *Eval) runResponse(p *Policy, g *GateEntry, r *GateResult) {
+	v := g.resp.CheckResponse(&e.In)
+	switch {
+	case v.Skipped():
+		skipped(r, v.Reason)
+	case v.Failed():
+		r.Passed, r.Reason, r.Details = false, v.Reason, v.Details
+		e.responseHit(g, g.Name, v)
+	}
+}
+
+// clockEvery is how many bids a gate may judge between clock reads.
+const clockEvery = 64
+
+func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
+	in := &e.In
+	if skip := g.bid.Prepare(in); skip != "" {
+		skipped(r, skip)
+		return
+	}
+	ff := e.failFast(p)
+	judged, visited, dead := 0, 0, 0
+	firstSkip := ""
+	for i := range in.Bids {
+		st := &e.states[i]
+		if st.policy != p {
+			continue
+		}
+		if ff && st.dead {
+			dead++
+			continue
+		}
+		visited++
+		if visited%clockEvery == 0 && !in.Now().Before(in.Deadline) {
+			e.timeout(g, r)
+			return
+		}
+		v := g.bid.CheckBid(in, &in.Bids[i])
+		switch {
+		case v.Skipped():
+			why, _ := v.Details.(string)
+			e.Out.Skips = append(e.Out.Skips, BidSkip{Gate: g.Name, Why: why})
+			if firstSkip == "" {
+				firstSkip = v.Reason
+			}
+			continue
+		case v.Failed():
+			if r.Passed {
+				r.Passed, r.Reason, r.Details = false, v.Reason, v.Details
+			}
+			e.bidHit(p, g, i, v)
+		}
+		judged++
+	}
+	if judged == 0 {
+		switch {
+		case firstSkip != "":
+			skipped(r, firstSkip)
+		case dead > 0:
+			skipped(r, ReasonSkipFailFast)
+		default:
+			skipped(r, ReasonNoBids)
+		}
+	}
+}
+
+func (e *Eval) runScan(p *Policy, g *GateEntry, r *GateResult) {
+	sc := &e.scope
+	*sc = Scope{e: e, p: p, g: g, r: r, failFast: e.failFast(p), responseLevel: p == e.snap.Default}
+	g.scan.Scan(&e.In, sc)
+	if sc.timedOut {
+		e.timeout(g, r)
+		return
+	}
+	if sc.skip != "" && r.Passed {
+		skipped(r, sc.skip)
+		return
+	}
+	if r.Passed && !sc.responseLevel && !sc.anyInScope() {
+		skipped(r, ReasonSkipFailFast)
+	}
+}
+
+func (e *Eval) bidHit(p *Policy, g *GateEntry, i int, v Verdict) {
+	b := &e.In.Bids[i]
+	st := &e.states[i]
+	h := Hit{Seat: b.Seat, BidID: b.ID, ImpID: b.ImpID, Gate: g.Name, Reason: v.Reason, Loss: v.Loss, NBR: v.NBR, Bid: i, Policy: p.Key}
+	if g.Mode == Warn {
+		e.Out.Warned = append(e.Out.Warned, h)
+		return
+	}
+	list := e.all || !st.listed
+	st.listed, st.dead = true, true
+	if p.Shadow {
+		if list {
+			e.Out.Warned = append(e.Out.Warned, h)
+		}
+		return
+	}
+	st.removed = true
+	if list {
+		e.Out.Rejected = append(e.Out.Rejected, h)
+	}
+}
+
+// responseHit records a response-level rejection by gate (g may be nil for
+// engine-made rejections).
+func (e *Eval) responseHit(g *GateEntry, gate string, v Verdict) {
+	h := Hit{Gate: gate, Reason: v.Reason, Loss: v.Loss, NBR: v.NBR, Bid: -1, Policy: e.snap.Default.Key}
+	if g != nil && g.Mode == Warn {
+		e.Out.Warned = append(e.Out.Warned, h)
+		return
+	}
+	list := e.all || !e.respLst
+	e.respLst, e.respDie = true, true
+	if e.snap.Default.Shadow {
+		if list {
+			e.Out.Warned = append(e.Out.Warned, h)
+		}
+		return
+	}
+	e.Out.ResponseRejected = true
+	if list {
+		e.Out.Rejected = append(e.Out.Rejected, h)
+	}
+}
+
+func (e *Eval) finish() {
+	o := &e.Out
+	sortHits(o.Rejected)
+	sortHits(o.Warned)
+	o.Kept = 0
+	if !o.ResponseRejected {
+		for i := range e.states {
+			if !e.states[i].removed {
+				o.Kept++
+			}
+		}
+	}
+	switch {
+	case o.Kept == 0:
+		o.Action = NoBid
+	case o.Kept == len(e.In.Bids):
+		o.Action = Forward
+	default:
+		o.Action = Filter
+	}
+}
+
+// Kept reports whether bid i goes to the exchange.
+func (e *Eval) Kept(i int) bool {
+	return !e.Out.ResponseRejected && !e.states[i].removed
+}
+
+// PolicyOf returns the policy that judged bid i.
+func (e *Eval) PolicyOf(i int) *Policy { return e.states[i].policy }
+
+// sortHits orders hits by bid (response order), response-level hits last,
+// keeping gate order within a bid. Insertion sort: stable, allocation-free.
+func sortHits(h []Hit) {
+	key := func(x Hit) int {
+		if x.Bid < 0 {
+			return int(^uint(0) >> 1)
+		}
+		return x.Bid
+	}
+	for i := 1; i < len(h); i++ {
+		for j := i; j > 0 && key(h[j-1]) > key(h[j]); j-- {
+			h[j-1], h[j] = h[j], h[j-1]
+		}
+	}
+}

@@ -1,0 +1,19 @@
+package gates
+
+import "github.com/bidguard/bidguard/engine"
+
+// Builtin returns the registry of every built-in gate. The list is explicit:
+// no init() registration. Keep it sorted by factory name, one line per gate.
+func Builtin() engine.Registry {
+	list := []engine.Factory{
+		bidSanityFactory,
+		impidMatchFactory,
+		latencyFactory,
+		tmaxGuardFactory,
+	}
+	r := make(engine.Registry, len(list))
+	for _, f := range list {
+		r[f.Name] = f
+	}
+	return r
+}
