@@ -40,7 +40,7 @@ type goldenCase struct {
 		// Rejected and Warned list every entry, each compared on the keys it gives.
 		Rejected []map[string]any `json:"rejected"`
 		Warned   []map[string]any `json:"warned"`
-		Response any             `json:"response"`
+		Response any              `json:"response"`
 	} `json:"expect"`
 }
 

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"runtime"
+	"strings"
+
+	"github.com/bidguard/bidguard/configs"
+	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/gates"
+)
+
+// loadSnapshot reads and compiles a config file; path "" is the embedded
+// default config.
+func loadSnapshot(path string) (*engine.Snapshot, error) {
+	var (
+		cfg  *engine.Config
+		data []byte
+		err  error
+		name = path
+	)
+	if path == "" {
+		name, data = configs.DefaultName, configs.Default
+		cfg, err = engine.ParseConfig(name, data)
+	} else {
+		cfg, data, err = engine.LoadConfigFile(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return engine.Compile(cfg, name, data, gates.Builtin())
+}
+
+// isUnreadable reports whether err is about reading the file rather than its content.
+func isUnreadable(err error) bool {
+	_, ok := err.(*fs.PathError)
+	return ok
+}
+
+func newFlags(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	return fs
+}
+
+// runValidate is `bidguard config validate`: 0 valid (each policy's
+// effective gates printed), 1 invalid (every error listed), 2 unreadable
+// file or bad flags.
+func runValidate(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("config validate")
+	path := fs.String("config", "", "config file (default: the embedded config)")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "config validate: %v\n", flagErr(err, fs))
+		return 2
+	}
+	snap, err := loadSnapshot(*path)
+	if err != nil {
+		if isUnreadable(err) {
+			fmt.Fprintln(stderr, err)
+			return 2
+		}
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintln(stderr, line)
+		}
+		return 1
+	}
+	fmt.Fprintf(stdout, "config %s is valid (version %s)\n", displayName(*path), snap.Version)
+	for _, w := range snap.Warnings {
+		fmt.Fprintf(stdout, "warning: %s\n", w)
+	}
+	fmt.Fprint(stdout, snap.Describe())
+	return 0
+}
+
+// runVersion prints the binary's version and the config version.
+func runVersion(args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("version")
+	path := fs.String("config", "", "config file (default: the embedded config)")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "version: %v\n", flagErr(err, fs))
+		return 2
+	}
+	snap, err := loadSnapshot(*path)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s\n", oneLine(err))
+		return 2
+	}
+	fmt.Fprintf(stdout, "bidguard %s %s config %s\n", version, runtime.Version(), snap.Version)
+	return 0
+}
+
+func displayName(path string) string {
+	if path == "" {
+		return configs.DefaultName
+	}
+	return path
+}
+
+func flagErr(err error, fs *flag.FlagSet) error {
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+}
+
+// oneLine folds a multi-error into one line.
+func oneLine(err error) string { return strings.ReplaceAll(err.Error(), "\n", "; ") }
