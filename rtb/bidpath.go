@@ -1,0 +1,340 @@
+package rtb
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"runtime/debug"
+	"strconv"
+	"time"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/pool"
+)
+
+// Headers bidguard writes or passes through.
+const (
+	hdrConfig   = "X-Bidguard-Config"
+	hdrRejected = "X-Bidguard-Rejected"
+	hdrOpenRTB  = "X-Openrtb-Version"
+)
+
+var (
+	strPost = []byte(fasthttp.MethodPost)
+	strZero = []byte("0")
+)
+
+// handle is the exchange-facing handler: routing and the checks of the HTTP
+// behaviour table that need no body, then the bid path.
+func (s *Server) handle(ctx *fasthttp.RequestCtx) {
+	arrival := time.Now()
+	snap := s.holder.Load()
+	if snap == nil {
+		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+		return
+	}
+	st := s.stateFor(snap)
+	ctx.Response.Header.SetBytesV(hdrConfig, st.version)
+	up := st.route(ctx.Path())
+	um := s.meters.none
+	if up != nil {
+		um = up.m
+	}
+	switch {
+	case !ctx.IsPost():
+		ctx.Response.Header.Set("Allow", fasthttp.MethodPost)
+		fail(ctx, um, fasthttp.StatusMethodNotAllowed, outBadRequest)
+		return
+	case up == nil:
+		fail(ctx, um, fasthttp.StatusNotFound, outBadRequest)
+		return
+	}
+	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 && !isJSONType(ct) {
+		fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest)
+		return
+	}
+	gz := false
+	if ce := ctx.Request.Header.ContentEncoding(); !isIdentity(ce) {
+		if !isGzip(ce) {
+			fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest)
+			return
+		}
+		gz = true
+	}
+	if s.draining.Load() {
+		s.shed(ctx, um, shedShutdown)
+		return
+	}
+	if !s.limiter.TryAcquire(st.limits.MaxInFlight) {
+		s.shed(ctx, um, shedInflight)
+		return
+	}
+	defer s.limiter.Release()
+	s.bid(ctx, st, up, arrival, gz)
+}
+
+// call is one request's pooled state. None of it outlives the handler.
+type call struct {
+	stage   stage
+	ev      *engine.Eval
+	oreq    *fasthttp.Request
+	oresp   *fasthttp.Response
+	inBuf   *pool.Buffer // decompressed request
+	outBuf  *pool.Buffer // outbound request body
+	respBuf *pool.Buffer // decompressed response
+}
+
+func (c *call) release() {
+	if c.ev != nil {
+		engine.ReleaseEval(c.ev)
+	}
+	if c.oreq != nil {
+		fasthttp.ReleaseRequest(c.oreq)
+	}
+	if c.oresp != nil {
+		fasthttp.ReleaseResponse(c.oresp)
+	}
+	for _, b := range [...]*pool.Buffer{c.inBuf, c.outBuf, c.respBuf} {
+		if b != nil {
+			pool.ReleaseBuffer(b)
+		}
+	}
+}
+
+// bid runs the bid path of DESIGN.md from the body on: decode, deadlines,
+// the upstream call, judging, the answer. Panics are recovered here.
+func (s *Server) bid(ctx *fasthttp.RequestCtx, st *state, up *upstream, arrival time.Time, gz bool) {
+	var c call
+	defer func() {
+		if r := recover(); r != nil {
+			// The panicked request's pooled state is left to the GC.
+			s.recovered(ctx, st, up, c.stage, r)
+			return
+		}
+		c.release()
+	}()
+	lim := st.limits
+	body := ctx.Request.Body()
+	if gz {
+		c.inBuf = pool.AcquireBuffer()
+		var err error
+		c.inBuf.B, err = gunzip(c.inBuf.B[:0], body, lim.MaxRequestBytes)
+		switch {
+		case err == errTooLarge:
+			fail(ctx, up.m, fasthttp.StatusRequestEntityTooLarge, outTooLarge)
+			return
+		case err != nil:
+			fail(ctx, up.m, fasthttp.StatusBadRequest, outBadRequest)
+			return
+		}
+		body = c.inBuf.B
+	}
+	if len(body) > lim.MaxRequestBytes {
+		fail(ctx, up.m, fasthttp.StatusRequestEntityTooLarge, outTooLarge)
+		return
+	}
+	c.ev = engine.AcquireEval()
+	if err := c.ev.DecodeRequest(body); err != nil || c.ev.In.Request.ID == "" || len(c.ev.In.Request.Imp) == 0 {
+		fail(ctx, up.m, fasthttp.StatusBadRequest, outBadRequest)
+		return
+	}
+
+	// Deadlines: D from arrival, the bidder's budget B from now.
+	dl := up.deadline
+	_, deadline := engine.DeadlineFor(dl, c.ev.In.Request.TMax, arrival)
+	now := time.Now()
+	budget := deadline.Sub(now) - time.Duration(dl.GateReserveMs)*time.Millisecond
+	if budget < time.Duration(dl.MinBidderMs)*time.Millisecond {
+		s.shed(ctx, up.m, shedBudget)
+		return
+	}
+
+	c.stage = stageUpstream
+	c.oreq, c.oresp = fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	s.outbound(&c, ctx, up, body, int64(budget/time.Millisecond))
+	start := time.Now()
+	err := up.client.DoDeadline(c.oreq, c.oresp, now.Add(budget))
+	latency := time.Since(start)
+	up.m.duration.Update(latency.Seconds())
+	c.stage = stageHandler
+	if err != nil {
+		upstreamFailed(ctx, up, classify(err))
+		return
+	}
+	switch status := c.oresp.StatusCode(); {
+	case status == fasthttp.StatusNoContent:
+		answer204(ctx, up.m, outNoBid)
+		return
+	case status >= 300 && status < 400:
+		upstreamFailed(ctx, up, kindRedirect)
+		return
+	case status < 200 || status >= 300:
+		upstreamFailed(ctx, up, kindHTTPStatus)
+		return
+	}
+	rbody := c.oresp.Body()
+	if ce := c.oresp.Header.ContentEncoding(); !isIdentity(ce) {
+		if !isGzip(ce) {
+			upstreamFailed(ctx, up, kindBadEncoding)
+			return
+		}
+		c.respBuf = pool.AcquireBuffer()
+		c.respBuf.B, err = gunzip(c.respBuf.B[:0], rbody, lim.MaxResponseBytes)
+		switch {
+		case err == errTooLarge:
+			upstreamFailed(ctx, up, kindTooLarge)
+			return
+		case err != nil:
+			upstreamFailed(ctx, up, kindDecompress)
+			return
+		}
+		rbody = c.respBuf.B
+	}
+	if len(rbody) > lim.MaxResponseBytes {
+		upstreamFailed(ctx, up, kindTooLarge)
+		return
+	}
+	if len(bytes.TrimSpace(rbody)) == 0 {
+		answer204(ctx, up.m, outNoBid)
+		return
+	}
+	if err := c.ev.DecodeResponse(rbody, lim.MaxBids); err != nil {
+		upstreamFailed(ctx, up, kindBadJSON)
+		return
+	}
+
+	c.ev.SetDeadline(arrival, deadline)
+	c.ev.SetLatency(float64(latency) / float64(time.Millisecond))
+	c.stage = stageGate
+	out := c.ev.Run(st.snap, engine.RunOptions{Upstream: up.name})
+	c.stage = stageHandler
+	answer := c.ev.Body()
+	s.meters.record(st.snap, st.m, c.ev, out)
+
+	var nb [20]byte
+	ctx.Response.Header.SetBytesV(hdrRejected, strconv.AppendInt(nb[:0], int64(removed(c.ev, out)), 10))
+	if answer == nil {
+		o := outNoBid
+		if len(out.Rejected) > 0 {
+			o = outRejected
+		}
+		ctx.SetStatusCode(fasthttp.StatusNoContent)
+		up.m.requests[o].Inc()
+		return
+	}
+	o := outBid
+	switch {
+	case out.Action == engine.Filter:
+		o = outFiltered
+	case out.Action == engine.NoBid:
+		o = outRejected // a seatNonBid body without bids
+	}
+	ctx.SetStatusCode(fasthttp.StatusOK)
+	ctx.Response.Header.SetContentTypeBytes(safeJSONType(c.oresp.Header.ContentType()))
+	ctx.SetBody(answer)
+	up.m.requests[o].Inc()
+}
+
+// outbound fills the bidder's request: the exchange's body with tmax
+// rewritten to the budget, and only the headers DESIGN.md lists.
+func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body []byte, tmaxMs int64) {
+	r := c.oreq
+	r.Header.SetMethodBytes(strPost)
+	r.SetRequestURI(up.uri)
+	ct := ctx.Request.Header.ContentType()
+	if len(ct) == 0 {
+		ct = jsonType
+	}
+	r.Header.SetContentTypeBytes(ct)
+	if v := ctx.Request.Header.Peek(hdrOpenRTB); len(v) > 0 {
+		r.Header.SetBytesV(hdrOpenRTB, v)
+	}
+	r.Header.SetUserAgentBytes(s.ua)
+	if up.gzip {
+		r.Header.Set(fasthttp.HeaderAcceptEncoding, "gzip")
+	}
+	c.outBuf = pool.AcquireBuffer()
+	b, ok := appendTmax(c.outBuf.B[:0], body, tmaxMs)
+	if !ok {
+		// Not reachable for a request that decoded with an id; kept so the
+		// bidder always gets a well-formed body.
+		req := *c.ev.In.Request
+		req.TMax = tmaxMs
+		b, _ = json.Marshal(&req)
+	}
+	c.outBuf.B = b
+	r.SetBodyRaw(b)
+}
+
+// removed is the X-Bidguard-Rejected count: the bids removed from the answer.
+func removed(ev *engine.Eval, out *engine.Outcome) int {
+	if info := ev.Info(); info.TooManyBids {
+		if out.ResponseRejected {
+			return info.BidCount
+		}
+		return 0
+	}
+	return len(ev.In.Bids) - out.Kept
+}
+
+// fail answers with an empty body.
+func fail(ctx *fasthttp.RequestCtx, um *upstreamMeters, status int, o outcome) {
+	ctx.SetStatusCode(status)
+	ctx.Response.ResetBody()
+	um.requests[o].Inc()
+}
+
+// answer204 is a no-bid answer before or without judging.
+func answer204(ctx *fasthttp.RequestCtx, um *upstreamMeters, o outcome) {
+	ctx.Response.Header.SetBytesV(hdrRejected, strZero)
+	ctx.SetStatusCode(fasthttp.StatusNoContent)
+	ctx.Response.ResetBody()
+	um.requests[o].Inc()
+}
+
+func (s *Server) shed(ctx *fasthttp.RequestCtx, um *upstreamMeters, why shedReason) {
+	s.meters.shed[why].Inc()
+	answer204(ctx, um, outShed)
+}
+
+func upstreamFailed(ctx *fasthttp.RequestCtx, up *upstream, k errKind) {
+	up.m.errors[k].Inc()
+	answer204(ctx, up.m, outUpstreamError)
+}
+
+// recovered answers a panicked request with a 204 and counts it.
+func (s *Server) recovered(ctx *fasthttp.RequestCtx, st *state, up *upstream, where stage, r any) {
+	ctx.Response.Reset()
+	ctx.Response.Header.SetNoDefaultContentType(true)
+	ctx.Response.Header.SetBytesV(hdrConfig, st.version)
+	s.meters.panics[where].Inc()
+	answer204(ctx, up.m, outPanic)
+	s.logLimited("panic recovered in the bid path", "where", stageNames[where], "panic", r, "stack", string(debug.Stack()))
+}
+
+// handleError answers requests fasthttp could not read: 413 over the body
+// cap, 431 for oversized headers, 408 on a read timeout, else 400; all with
+// empty bodies.
+func (s *Server) handleError(ctx *fasthttp.RequestCtx, err error) {
+	status, o := fasthttp.StatusBadRequest, outBadRequest
+	var small *fasthttp.ErrSmallBuffer
+	switch {
+	case err == fasthttp.ErrBodyTooLarge:
+		status, o = fasthttp.StatusRequestEntityTooLarge, outTooLarge
+	case errors.As(err, &small):
+		status = fasthttp.StatusRequestHeaderFieldsTooLarge
+	case isTimeout(err):
+		status = fasthttp.StatusRequestTimeout
+	}
+	um := s.meters.none
+	if snap := s.holder.Load(); snap != nil {
+		st := s.stateFor(snap)
+		ctx.Response.Header.SetBytesV(hdrConfig, st.version)
+		if up := st.route(ctx.Path()); up != nil {
+			um = up.m
+		}
+	}
+	fail(ctx, um, status, o)
+}

@@ -1,0 +1,284 @@
+package rtb
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestCleanResponseForwarded(t *testing.T) {
+	resp := readFile(t, "typical-response.json")
+	sc, b := setup(t, fixed(200, resp), "")
+	a := sc.post("/bid", withTmax(t, 1000), "X-Openrtb-Version: 2.6")
+	require.Equal(t, 200, a.status, "body: %s", a.body)
+	require.Equal(t, []string{"512/b1", "512/b2", "777/b3"}, bidIDs(t, a.body))
+	require.Equal(t, "application/json", a.header.Get("Content-Type"))
+	require.Equal(t, sc.holder.Load().Version, a.header.Get("X-Bidguard-Config"))
+	require.Equal(t, "0", a.header.Get("X-Bidguard-Rejected"))
+	// ext byte for byte, adm without HTML escaping.
+	require.Contains(t, string(a.body), `"ext":{"dsp": {"line": 7, "deal": null}}`)
+	require.Contains(t, string(a.body), `"adm":"<div class=\"ad\"><a href=\"https://click.brand-one.com/c?id=b1\">`)
+	require.NotContains(t, string(a.body), `\u003c`)
+	require.EqualValues(t, 1, b.calls.Load())
+	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="bid"}`))
+	require.EqualValues(t, 3, sc.metric(`bidguard_bids_total{seat="other",verdict="passed"}`))
+}
+
+// typicalWith returns the typical response with bid b2's impid replaced
+// (impidMatch rejects an unknown impid).
+func typicalWith(t *testing.T, old, new string) []byte {
+	t.Helper()
+	r := readFile(t, "typical-response.json")
+	require.Contains(t, string(r), old)
+	return bytes.Replace(r, []byte(old), []byte(new), 1)
+}
+
+func TestBadBidRemovedOthersKept(t *testing.T) {
+	resp := typicalWith(t, `"id": "b3", "impid": "3"`, `"id": "b3", "impid": "9"`)
+	sc, _ := setup(t, fixed(200, resp), "")
+	a := sc.post("/bid", withTmax(t, 1000))
+	require.Equal(t, 200, a.status)
+	require.Equal(t, []string{"512/b1", "512/b2"}, bidIDs(t, a.body), "the emptied seatbid 777 is removed")
+	require.NotContains(t, string(a.body), `"777"`)
+	require.Equal(t, "1", a.header.Get("X-Bidguard-Rejected"))
+	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="filtered"}`))
+	require.EqualValues(t, 1, sc.metric(`bidguard_bids_rejected_total{seat="other",gate="rtb.impid-match",nbr="300"}`))
+	require.EqualValues(t, 1, sc.metric(`bidguard_bids_total{seat="other",verdict="rejected"}`))
+	require.EqualValues(t, 2, sc.metric(`bidguard_bids_total{seat="other",verdict="passed"}`))
+}
+
+const allBad = `{"id":"req-typical-1","seatbid":[{"seat":"512","bid":[
+ {"id":"x1","impid":"1"},
+ {"id":"x2","impid":"nope","price":1}]}]}`
+
+func TestAllRejectedIs204(t *testing.T) {
+	sc, _ := setup(t, fixed(200, []byte(allBad)), "")
+	a := sc.post("/bid", withTmax(t, 1000))
+	require.Equal(t, 204, a.status)
+	require.Empty(t, a.body)
+	require.Equal(t, "2", a.header.Get("X-Bidguard-Rejected"))
+	require.NotEmpty(t, a.header.Get("X-Bidguard-Config"))
+	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="rejected"}`))
+	require.EqualValues(t, 1, sc.metric(`bidguard_bids_rejected_total{seat="other",gate="rtb.bid-sanity",nbr="300"}`))
+}
+
+func TestShadowForwardsEverything(t *testing.T) {
+	sc, _ := setup(t, fixed(200, []byte(allBad)), "  action: shadow\n")
+	a := sc.post("/bid", withTmax(t, 1000))
+	require.Equal(t, 200, a.status)
+	require.Equal(t, []string{"512/x1", "512/x2"}, bidIDs(t, a.body))
+	require.Equal(t, "0", a.header.Get("X-Bidguard-Rejected"))
+	require.EqualValues(t, 2, sc.metric(`bidguard_bids_total{seat="other",verdict="warned"}`))
+	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="bid"}`))
+}
+
+func TestSeatNonBid(t *testing.T) {
+	type nonBid struct {
+		ImpID      string `json:"impid"`
+		StatusCode int    `json:"statuscode"`
+		Ext        struct {
+			Bidguard struct{ Gate, Reason, Bid_ID string } `json:"bidguard"`
+		} `json:"ext"`
+	}
+	type body struct {
+		ID      string            `json:"id"`
+		SeatBid []json.RawMessage `json:"seatbid"`
+		Ext     struct {
+			SeatNonBid []struct {
+				Seat   string   `json:"seat"`
+				NonBid []nonBid `json:"nonbid"`
+			} `json:"seatnonbid"`
+			Other string `json:"other"`
+		} `json:"ext"`
+	}
+	f := func(resp string, wantBids int) body {
+		t.Helper()
+		sc, _ := setup(t, fixed(200, []byte(resp)), "  seatNonBid: true\n")
+		a := sc.post("/bid", withTmax(t, 1000))
+		require.Equal(t, 200, a.status, "rejections never lead to a bare 204 under seatNonBid")
+		var got body
+		require.NoError(t, json.Unmarshal(a.body, &got))
+		require.Equal(t, "req-typical-1", got.ID)
+		require.Len(t, got.SeatBid, wantBids)
+		return got
+	}
+	got := f(allBad, 0)
+	require.Len(t, got.Ext.SeatNonBid, 1)
+	nb := got.Ext.SeatNonBid[0]
+	require.Equal(t, "512", nb.Seat)
+	require.Len(t, nb.NonBid, 2)
+	require.Equal(t, "1", nb.NonBid[0].ImpID)
+	require.Equal(t, 300, nb.NonBid[0].StatusCode)
+	require.Equal(t, "rtb.bid-sanity", nb.NonBid[0].Ext.Bidguard.Gate)
+	require.Equal(t, "bid missing price", nb.NonBid[0].Ext.Bidguard.Reason)
+	require.Equal(t, "x1", nb.NonBid[0].Ext.Bidguard.Bid_ID)
+
+	partial := `{"id":"req-typical-1","ext":{"other":"kept"},"seatbid":[{"seat":"512","bid":[
+ {"id":"ok","impid":"1","price":1},{"id":"x2","impid":"nope","price":1}]}]}`
+	got = f(partial, 1)
+	require.Equal(t, "kept", got.Ext.Other, "existing ext keys are kept")
+	require.Len(t, got.Ext.SeatNonBid, 1)
+	require.Equal(t, "rtb.impid-match", got.Ext.SeatNonBid[0].NonBid[0].Ext.Bidguard.Gate)
+
+	// Nothing rejected: a plain no-bid stays a 204.
+	sc, _ := setup(t, fixed(200, []byte(`{"id":"r","seatbid":[]}`)), "  seatNonBid: true\n")
+	require.Equal(t, 204, sc.post("/bid", withTmax(t, 1000)).status)
+}
+
+// keysOf walks a JSON document and fails on an object with two keys equal
+// under case folding (what a first-wins or case-insensitive parser would
+// read differently).
+func requireUniqueKeys(t *testing.T, doc []byte) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	type frame struct {
+		obj  bool
+		keys map[string]bool
+		key  bool // next string token is a key
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return
+		}
+		require.NoError(t, err)
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				stack = append(stack, &frame{obj: true, keys: map[string]bool{}, key: true})
+				continue
+			case '[':
+				stack = append(stack, &frame{})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.obj && top.key {
+				k := strings.ToLower(v)
+				require.False(t, top.keys[k], "duplicate key %q in %s", v, doc)
+				top.keys[k] = true
+				top.key = false
+				continue
+			}
+		}
+		if len(stack) > 0 && stack[len(stack)-1].obj {
+			stack[len(stack)-1].key = true
+		}
+	}
+}
+
+func TestForwardedBodyHasOneValuePerKey(t *testing.T) {
+	resp := `{"id":"req-typical-1","ID":"other","cur":"USD","seatbid":[{"seat":"512","SEAT":"999","bid":[
+ {"id":"b1","impid":"1","price":9,"Price":1.25,"crid":"c","CRID":"c2","ext":{"a":1,"a":2}},
+ {"id":"b2","impid":"2","price":1,"ImpID":"nope"}]}],"bidid":"x","BidId":"y"}`
+	sc, _ := setup(t, fixed(200, []byte(resp)), "")
+	a := sc.post("/bid", withTmax(t, 1000))
+	require.Equal(t, 200, a.status)
+	requireUniqueKeys(t, a.body[:bytes.Index(a.body, []byte(`"ext"`))])
+	var got struct {
+		ID      string `json:"id"`
+		BidID   string `json:"bidid"`
+		SeatBid []struct {
+			Seat string           `json:"seat"`
+			Bid  []map[string]any `json:"bid"`
+		} `json:"seatbid"`
+	}
+	require.NoError(t, json.Unmarshal(a.body, &got))
+	require.Equal(t, "other", got.ID, "last key in document order, as encoding/json")
+	require.Equal(t, "y", got.BidID)
+	require.Len(t, got.SeatBid, 1)
+	require.Equal(t, "999", got.SeatBid[0].Seat)
+	require.Len(t, got.SeatBid[0].Bid, 1, "b2's last impid is unknown: removed")
+	bid := got.SeatBid[0].Bid[0]
+	require.Equal(t, 1.25, bid["price"])
+	require.Equal(t, "c2", bid["crid"])
+	require.Contains(t, string(a.body), `"ext":{"a":1,"a":2}`, "ext is kept byte for byte")
+}
+
+func TestOutboundRequest(t *testing.T) {
+	f := func(extraUpstream, wantAE string) {
+		t.Helper()
+		b := newBidder(t, fixed(204, nil))
+		cfg := fmt.Sprintf(`
+upstreams:
+  - {name: dsp, url: "%s/openrtb?x=1", path: /bid%s}
+`, b.URL, extraUpstream)
+		sc := startSidecar(t, compile(t, cfg, nil))
+		// encoding/json takes the last case-variant key: tmax is 300.
+		req := `{"TMAX":5,"id":"r1","Tmax":7,"imp":[{"id":"1"}],"tmax":300,"ext":{"keep":  [1, "t\"max"]}}`
+		a := sc.post("/bid", []byte(req), "X-Openrtb-Version: 2.6", "Cookie: a=b", "X-Forwarded-For: 1.2.3.4",
+			"Content-Type: application/json; charset=utf-8", "Accept-Encoding: br")
+		require.Equal(t, 204, a.status)
+		require.EqualValues(t, 1, b.calls.Load())
+		r, body := b.lastCall()
+		require.Equal(t, "/openrtb", r.URL.Path)
+		require.Equal(t, "x=1", r.URL.RawQuery)
+		require.Equal(t, "bidguard/test", r.Header.Get("User-Agent"))
+		require.Equal(t, "application/json; charset=utf-8", r.Header.Get("Content-Type"))
+		require.Equal(t, "2.6", r.Header.Get("X-Openrtb-Version"))
+		require.Equal(t, wantAE, r.Header.Get("Accept-Encoding"))
+		for _, h := range []string{"Cookie", "X-Forwarded-For"} {
+			require.Empty(t, r.Header.Get(h), h)
+		}
+		requireUniqueKeys(t, body)
+		var m map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(body, &m))
+		var tmax int
+		require.NoError(t, json.Unmarshal(m["tmax"], &tmax))
+		// B = D - now - gateReserveMs = 300 - 5 - 7 - elapsed.
+		require.LessOrEqual(t, tmax, 288)
+		require.GreaterOrEqual(t, tmax, 10)
+		require.Contains(t, string(body), `"ext":{"keep":  [1, "t\"max"]}`, "other members byte for byte")
+	}
+	f("", "")
+	f(", acceptEncoding: gzip", "gzip")
+}
+
+func TestOneCallPerRequest(t *testing.T) {
+	// The bidder drops the connection without answering: no retry.
+	b := newBidder(t, func(w http.ResponseWriter, _ *http.Request) {
+		hj, _ := w.(http.Hijacker)
+		c, _, err := hj.Hijack()
+		if err == nil {
+			_ = c.Close()
+		}
+	})
+	sc := startSidecar(t, compile(t, fmt.Sprintf(baseConfig, b.URL), nil))
+	for i := 1; i <= 3; i++ {
+		a := sc.post("/bid", withTmax(t, 1000))
+		require.Equal(t, 204, a.status)
+		require.EqualValues(t, i, b.calls.Load())
+	}
+	require.EqualValues(t, 3, sc.metric(`bidguard_upstream_errors_total{upstream="dsp",kind="reset"}`))
+}
+
+func TestRoutingByExactPath(t *testing.T) {
+	a := newBidder(t, fixed(204, nil))
+	b := newBidder(t, fixed(204, nil))
+	cfg := fmt.Sprintf(`
+upstreams:
+  - {name: a, url: "%s", path: /a}
+  - {name: catchall, url: "%s", path: /}
+`, a.URL, b.URL)
+	sc := startSidecar(t, compile(t, cfg, nil))
+	sc.post("/a", withTmax(t, 1000))
+	sc.post("/a/", withTmax(t, 1000))
+	sc.post("/x", withTmax(t, 1000))
+	require.EqualValues(t, 1, a.calls.Load())
+	require.EqualValues(t, 2, b.calls.Load())
+	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="a",outcome="no_bid"}`))
+	require.EqualValues(t, 2, sc.metric(`bidguard_requests_total{upstream="catchall",outcome="no_bid"}`))
+}

@@ -1,0 +1,246 @@
+package rtb
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// appendTmax appends to dst the JSON object body with every top-level member
+// whose key encoding/json would match to "tmax" (case-insensitively, after
+// unescaping) removed, and "tmax":ms written as the first member. Every other
+// member is copied byte for byte, so the bidder sees the exchange's request
+// unchanged but for tmax, and any parser (first-wins, last-wins, case
+// sensitive or not) reads exactly one tmax.
+//
+// body must be a document encoding/json accepted; ok is false when it is not
+// an object (the caller then re-marshals the decoded request).
+func appendTmax(dst, body []byte, ms int64) (out []byte, ok bool) {
+	i := skipWS(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return dst, false
+	}
+	start := len(dst)
+	dst = append(dst, `{"tmax":`...)
+	dst = strconv.AppendInt(dst, ms, 10)
+	i++
+	for {
+		i = skipWS(body, i)
+		if i >= len(body) {
+			return dst[:start], false
+		}
+		if body[i] == '}' {
+			break
+		}
+		if body[i] == ',' {
+			i = skipWS(body, i+1)
+		}
+		if i >= len(body) || body[i] != '"' {
+			return dst[:start], false
+		}
+		ks := i
+		ke := skipString(body, i)
+		if ke < 0 {
+			return dst[:start], false
+		}
+		i = skipWS(body, ke)
+		if i >= len(body) || body[i] != ':' {
+			return dst[:start], false
+		}
+		ve := skipValue(body, skipWS(body, i+1))
+		if ve < 0 {
+			return dst[:start], false
+		}
+		if !isTmaxKey(body[ks:ke]) {
+			dst = append(dst, ',')
+			dst = append(dst, body[ks:ve]...)
+		}
+		i = ve
+	}
+	return append(dst, '}'), true
+}
+
+var tmaxName = []byte("tmax")
+
+// isTmaxKey reports whether the quoted key q names tmax the way encoding/json
+// matches field names (bytes.EqualFold on the unescaped key).
+func isTmaxKey(q []byte) bool {
+	inner := q[1 : len(q)-1]
+	if bytes.IndexByte(inner, '\\') < 0 {
+		return bytes.EqualFold(inner, tmaxName)
+	}
+	var k string
+	if json.Unmarshal(q, &k) != nil { // rare: an escaped key
+		return false
+	}
+	return bytes.EqualFold([]byte(k), tmaxName)
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\n', '\r':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// skipString returns the index just past the string starting at b[i] == '"',
+// or -1.
+func skipString(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return -1
+}
+
+// skipValue returns the index just past the value starting at b[i], or -1.
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				e := skipString(b, j)
+				if e < 0 {
+					return -1
+				}
+				j = e - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	}
+	j := i
+	for j < len(b) {
+		switch b[j] {
+		case ',', '}', ']', ' ', '\t', '\n', '\r':
+			return j
+		}
+		j++
+	}
+	return j
+}
+
+var (
+	errTooLarge   = errors.New("body over the size limit")
+	errDecompress = errors.New("bad gzip data")
+)
+
+type gunzipper struct {
+	br bytes.Reader
+	zr gzip.Reader
+}
+
+var gunzippers sync.Pool
+
+// gunzip appends the decompressed src to dst, reading at most limit bytes:
+// errTooLarge when the output would exceed limit (a gzip bomb stops there),
+// errDecompress when src is not valid gzip.
+func gunzip(dst, src []byte, limit int) ([]byte, error) {
+	g, _ := gunzippers.Get().(*gunzipper)
+	if g == nil {
+		g = new(gunzipper)
+	}
+	defer gunzippers.Put(g)
+	g.br.Reset(src)
+	if err := g.zr.Reset(&g.br); err != nil {
+		return dst, errDecompress
+	}
+	base := len(dst)
+	for {
+		if len(dst) == cap(dst) {
+			if len(dst)-base > limit {
+				return dst, errTooLarge
+			}
+			dst = append(dst, 0)[:len(dst)]
+		}
+		room := cap(dst) - len(dst)
+		if over := base + limit + 1 - len(dst); room > over {
+			room = over
+		}
+		n, rerr := g.zr.Read(dst[len(dst) : len(dst)+room])
+		dst = dst[:len(dst)+n]
+		if len(dst)-base > limit {
+			return dst, errTooLarge
+		}
+		if rerr == io.EOF {
+			return dst, nil
+		}
+		if rerr != nil {
+			return dst, errDecompress
+		}
+	}
+}
+
+// isJSONType reports whether a Content-Type value is application/json,
+// parameters allowed (media types are case-insensitive).
+func isJSONType(ct []byte) bool {
+	if i := bytes.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return bytes.EqualFold(bytes.TrimSpace(ct), []byte("application/json"))
+}
+
+// isIdentity reports whether a Content-Encoding value means no encoding.
+func isIdentity(ce []byte) bool {
+	ce = bytes.TrimSpace(ce)
+	return len(ce) == 0 || bytes.EqualFold(ce, []byte("identity"))
+}
+
+func isGzip(ce []byte) bool {
+	ce = bytes.TrimSpace(ce)
+	return bytes.EqualFold(ce, []byte("gzip")) || bytes.EqualFold(ce, []byte("x-gzip"))
+}
+
+// safeJSONType returns the bidder's Content-Type when it is
+// application/json with at most a utf-8 charset (the only header forwarded
+// from the bidder, so never arbitrary bidder text), else application/json.
+func safeJSONType(ct []byte) []byte {
+	ct = bytes.TrimSpace(ct)
+	typ, params, _ := bytes.Cut(ct, []byte(";"))
+	if !bytes.EqualFold(bytes.TrimSpace(typ), []byte("application/json")) {
+		return jsonType
+	}
+	params = bytes.TrimSpace(params)
+	if len(params) == 0 {
+		return jsonType
+	}
+	k, v, _ := bytes.Cut(params, []byte("="))
+	if bytes.EqualFold(bytes.TrimSpace(k), []byte("charset")) {
+		v = bytes.Trim(bytes.TrimSpace(v), `"`)
+		if bytes.EqualFold(v, []byte("utf-8")) {
+			return jsonTypeUTF8
+		}
+	}
+	return jsonType
+}
+
+var (
+	jsonType     = []byte("application/json")
+	jsonTypeUTF8 = []byte("application/json; charset=utf-8")
+)

@@ -1,0 +1,327 @@
+package rtb
+
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/bidguard/bidguard/engine"
+)
+
+// outcome is a request's bidguard_requests_total{outcome}.
+type outcome uint8
+
+const (
+	outBid outcome = iota
+	outFiltered
+	outNoBid
+	outRejected
+	outBadRequest
+	outTooLarge
+	outShed
+	outUpstreamError
+	outPanic
+	numOutcomes
+)
+
+var outcomeNames = [numOutcomes]string{"bid", "filtered", "no_bid", "rejected", "bad_request", "too_large", "shed", "upstream_error", "panic"}
+
+// errKind is an upstream failure's bidguard_upstream_errors_total{kind}.
+type errKind uint8
+
+const (
+	kindTimeout errKind = iota
+	kindConnect
+	kindReset
+	kindHTTPStatus
+	kindBadJSON
+	kindTooLarge
+	kindDecompress
+	kindRedirect
+	kindBadEncoding
+	numKinds
+)
+
+var kindNames = [numKinds]string{"timeout", "connect", "reset", "http_status", "bad_json", "too_large", "decompress", "redirect", "bad_encoding"}
+
+type shedReason uint8
+
+const (
+	shedBudget shedReason = iota
+	shedInflight
+	shedShutdown
+	numShed
+)
+
+var shedNames = [numShed]string{"budget", "inflight", "shutdown"}
+
+// stage is where in the bid path a request is, for
+// bidguard_panics_total{where}.
+type stage uint8
+
+const (
+	stageHandler stage = iota
+	stageGate
+	stageUpstream
+	stageAudit
+	numStages
+)
+
+var stageNames = [numStages]string{"handler", "gate", "upstream", "audit"}
+
+// Label values that come from neither a config key nor a fixed list.
+const (
+	// seatOther labels bids of seats with no seat policy.
+	seatOther = "other"
+	// upstreamNone labels requests routed to no upstream (404, 405 on an
+	// unrouted path, unparsable requests).
+	upstreamNone = "none"
+)
+
+// meters holds the bid path's metrics. It lives as long as the Server: a
+// reload resolves the new snapshot's label values against the same Set, so
+// counters carry on across reloads. Metrics are created only when a snapshot
+// is installed, except bids_rejected_total and bids_skipped_total, whose nbr
+// and why labels are the gates' fixed codes: each (seat, gate, nbr) or
+// (gate, why) series is created the first time it occurs, from label values
+// that are all config keys or gate constants, never request data.
+type meters struct {
+	set    *metrics.Set
+	shed   [numShed]*metrics.Counter
+	panics [numStages]*metrics.Counter
+	none   *upstreamMeters
+
+	mu       sync.RWMutex
+	rejected map[rejectedKey]*metrics.Counter
+	skipped  map[skippedKey]*metrics.Counter
+}
+
+type rejectedKey struct {
+	seat, gate string
+	nbr        int
+}
+
+type skippedKey struct{ gate, why string }
+
+// upstreamMeters are one upstream's series.
+type upstreamMeters struct {
+	requests [numOutcomes]*metrics.Counter
+	errors   [numKinds]*metrics.Counter
+	duration *metrics.Histogram
+}
+
+// seatMeters are bidguard_bids_total for one seat label.
+type seatMeters struct {
+	label                    string
+	passed, rejected, warned *metrics.Counter
+}
+
+func newMeters() *meters {
+	m := &meters{
+		set:      metrics.NewSet(),
+		rejected: map[rejectedKey]*metrics.Counter{},
+		skipped:  map[skippedKey]*metrics.Counter{},
+	}
+	for i := range m.shed {
+		m.shed[i] = m.set.GetOrCreateCounter(series("bidguard_shed_total", "reason", shedNames[i]))
+	}
+	for i := range m.panics {
+		m.panics[i] = m.set.GetOrCreateCounter(series("bidguard_panics_total", "where", stageNames[i]))
+	}
+	m.none = m.upstream(upstreamNone)
+	return m
+}
+
+// series builds `name{k1="v1",k2="v2"}` with escaped values.
+func series(name string, kv ...string) string {
+	var b strings.Builder
+	b.WriteString(name)
+	b.WriteByte('{')
+	for i := 0; i+1 < len(kv); i += 2 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(kv[i])
+		b.WriteString(`="`)
+		for _, r := range kv[i+1] {
+			switch r {
+			case '\\':
+				b.WriteString(`\\`)
+			case '"':
+				b.WriteString(`\"`)
+			case '\n':
+				b.WriteString(`\n`)
+			default:
+				b.WriteRune(r)
+			}
+		}
+		b.WriteByte('"')
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+func (m *meters) upstream(name string) *upstreamMeters {
+	u := &upstreamMeters{}
+	for i := range u.requests {
+		u.requests[i] = m.set.GetOrCreateCounter(series("bidguard_requests_total", "upstream", name, "outcome", outcomeNames[i]))
+	}
+	for i := range u.errors {
+		u.errors[i] = m.set.GetOrCreateCounter(series("bidguard_upstream_errors_total", "upstream", name, "kind", kindNames[i]))
+	}
+	u.duration = m.set.GetOrCreateHistogram(series("bidguard_upstream_duration_seconds", "upstream", name))
+	return u
+}
+
+func (m *meters) seat(label string) *seatMeters {
+	c := func(v string) *metrics.Counter {
+		return m.set.GetOrCreateCounter(series("bidguard_bids_total", "seat", label, "verdict", v))
+	}
+	return &seatMeters{label: label, passed: c("passed"), rejected: c("rejected"), warned: c("warned")}
+}
+
+func (m *meters) gate(name string) *metrics.Histogram {
+	return m.set.GetOrCreateHistogram(series("bidguard_gate_duration_seconds", "gate", name))
+}
+
+func (m *meters) rejectedCounter(seat, gate string, nbr int) *metrics.Counter {
+	k := rejectedKey{seat, gate, nbr}
+	m.mu.RLock()
+	c := m.rejected[k]
+	m.mu.RUnlock()
+	if c != nil {
+		return c
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c = m.rejected[k]; c == nil {
+		c = m.set.GetOrCreateCounter(series("bidguard_bids_rejected_total", "seat", seat, "gate", gate, "nbr", strconv.Itoa(nbr)))
+		m.rejected[k] = c
+	}
+	return c
+}
+
+func (m *meters) skippedCounter(gate, why string) *metrics.Counter {
+	k := skippedKey{gate, why}
+	m.mu.RLock()
+	c := m.skipped[k]
+	m.mu.RUnlock()
+	if c != nil {
+		return c
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if c = m.skipped[k]; c == nil {
+		c = m.set.GetOrCreateCounter(series("bidguard_bids_skipped_total", "gate", gate, "why", why))
+		m.skipped[k] = c
+	}
+	return c
+}
+
+// snapMeters are the series a snapshot's label values resolve to.
+type snapMeters struct {
+	seats    map[string]*seatMeters // by seat policy key and operator-quarantined seat
+	other    *seatMeters
+	gates    map[string]*metrics.Histogram // by result name
+	hasSeats bool
+}
+
+func (m *meters) forSnapshot(snap *engine.Snapshot) *snapMeters {
+	sm := &snapMeters{seats: map[string]*seatMeters{}, other: m.seat(seatOther), gates: map[string]*metrics.Histogram{}}
+	for _, p := range snap.Policies() {
+		if p != snap.Default {
+			sm.seats[p.Key] = m.seat(p.Key)
+		}
+		for _, g := range p.Gates {
+			if sm.gates[g.Name] == nil {
+				sm.gates[g.Name] = m.gate(g.Name)
+			}
+		}
+	}
+	for seat := range snap.Operator {
+		if sm.seats[seat] == nil {
+			sm.seats[seat] = m.seat(seat)
+		}
+	}
+	sm.hasSeats = len(sm.seats) > 0
+	return sm
+}
+
+// seatOf returns the seat label of bid i: its seat policy's key, an
+// operator-quarantined seat as sent, else "other".
+func (sm *snapMeters) seatOf(snap *engine.Snapshot, ev *engine.Eval, i int) *seatMeters {
+	if !sm.hasSeats {
+		return sm.other
+	}
+	if p := ev.PolicyOf(i); p != snap.Default {
+		if s := sm.seats[p.Key]; s != nil {
+			return s
+		}
+	}
+	if s := sm.seats[ev.In.Bids[i].Seat]; s != nil && snap.Operator[ev.In.Bids[i].Seat] {
+		return s
+	}
+	return sm.other
+}
+
+// record counts one judged response: bids by seat and verdict, rejections by
+// seat, gate and nbr, per-bid skips and gate durations. It allocates nothing
+// once every series it touches exists.
+func (m *meters) record(snap *engine.Snapshot, sm *snapMeters, ev *engine.Eval, out *engine.Outcome) {
+	for i := range out.Gates {
+		r := &out.Gates[i]
+		if r.Skipped && r.LatencyNs == 0 {
+			continue
+		}
+		if h := sm.gates[r.Name]; h != nil {
+			h.Update(float64(r.LatencyNs) / 1e9)
+		}
+	}
+	for _, sk := range out.Skips {
+		m.skippedCounter(sk.Gate, sk.Why).Inc()
+	}
+	if ev.Info().TooManyBids {
+		n := ev.Info().BidCount
+		if len(out.Rejected) > 0 {
+			sm.other.rejected.Add(n)
+			m.rejectedCounter(seatOther, engine.GateBidsLimit, out.Rejected[0].NBR).Add(n)
+		} else {
+			sm.other.warned.Add(n)
+		}
+		return
+	}
+	// Response-level hits sort last in both lists.
+	var respRej *engine.Hit
+	if n := len(out.Rejected); n > 0 && out.Rejected[n-1].Bid < 0 {
+		respRej = &out.Rejected[n-1]
+	}
+	respWarn := len(out.Warned) > 0 && out.Warned[len(out.Warned)-1].Bid < 0
+	ri, wi := 0, 0
+	for i := range ev.In.Bids {
+		s := sm.seatOf(snap, ev, i)
+		for ri < len(out.Rejected) && out.Rejected[ri].Bid >= 0 && out.Rejected[ri].Bid < i {
+			ri++
+		}
+		for wi < len(out.Warned) && out.Warned[wi].Bid >= 0 && out.Warned[wi].Bid < i {
+			wi++
+		}
+		if !ev.Kept(i) {
+			s.rejected.Inc()
+			h := respRej
+			if ri < len(out.Rejected) && out.Rejected[ri].Bid == i {
+				h = &out.Rejected[ri]
+			}
+			if h != nil {
+				m.rejectedCounter(s.label, h.Gate, h.NBR).Inc()
+			}
+			continue
+		}
+		if respWarn || (wi < len(out.Warned) && out.Warned[wi].Bid == i) {
+			s.warned.Inc()
+			continue
+		}
+		s.passed.Inc()
+	}
+}

@@ -1,0 +1,299 @@
+package rtb
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/valyala/fasthttp"
+
+	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/pool"
+)
+
+// Options configure a Server beyond what its snapshots say.
+type Options struct {
+	// Version is the binary's version: the bidder sees User-Agent: bidguard/<Version>.
+	Version string
+	// Logger receives startup, shutdown and rate-limited panic reports,
+	// never a line per request or per bid. Nil means slog.Default().
+	Logger *slog.Logger
+	// Dial, when set, replaces TCP dialing to the upstreams (in-memory
+	// listeners in benchmarks).
+	Dial func(addr string) (net.Conn, error)
+}
+
+// Server is the sidecar: the exchange-facing fasthttp server, one pooled
+// client per upstream, and the admin listener. It reads the current
+// snapshot from its Holder; every request loads it once on arrival and keeps
+// it to the end. A Server is safe for concurrent use.
+type Server struct {
+	holder *engine.Holder
+	log    *slog.Logger
+	ua     []byte
+	dial   func(addr string) (net.Conn, error)
+	meters *meters
+
+	limiter  pool.Limiter
+	draining atomic.Bool
+	cur      atomic.Pointer[state]
+	lastLog  atomic.Int64 // unix nanos of the last panic report
+
+	mu        sync.Mutex // guards install, clients, listeners
+	clients   map[clientKey]*fasthttp.HostClient
+	listeners []net.Listener
+
+	srv, admin *fasthttp.Server
+}
+
+// state is what the bid path derives from one snapshot: routes and the
+// metric series of its label values. Built once per snapshot.
+type state struct {
+	snap    *engine.Snapshot
+	version []byte
+	routes  map[string]*upstream
+	limits  engine.Limits
+	m       *snapMeters
+}
+
+// New builds a Server over h. When h already holds a snapshot it is
+// installed at once and its errors (a bad upstream URL) are returned, so a
+// bad config stops startup before anything listens. The exchange listener's
+// wire cap on request bodies is the limits.maxRequestBytes of that snapshot
+// (256 KiB without one); a reloaded lower limit is enforced per request, a
+// higher one from the next start.
+func New(h *engine.Holder, opt Options) (*Server, error) {
+	s := &Server{
+		holder:  h,
+		log:     opt.Logger,
+		ua:      []byte("bidguard/" + opt.Version),
+		dial:    opt.Dial,
+		meters:  newMeters(),
+		clients: map[clientKey]*fasthttp.HostClient{},
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if opt.Version == "" {
+		s.ua = []byte("bidguard")
+	}
+	maxBody := 256 << 10
+	if snap := h.Load(); snap != nil {
+		if err := s.Install(snap); err != nil {
+			return nil, err
+		}
+		maxBody = snap.Config.Limits.MaxRequestBytes
+	}
+	s.srv = &fasthttp.Server{
+		Handler:                      s.handle,
+		ErrorHandler:                 s.handleError,
+		MaxRequestBodySize:           maxBody,
+		NoDefaultServerHeader:        true,
+		NoDefaultContentType:         true,
+		DisablePreParseMultipartForm: true,
+		CloseOnShutdown:              true,
+		ReadTimeout:                  10 * time.Second,
+		WriteTimeout:                 10 * time.Second,
+		IdleTimeout:                  90 * time.Second,
+		Logger:                       fasthttpLogger{s.log},
+	}
+	s.admin = &fasthttp.Server{
+		Handler:               s.handleAdmin,
+		NoDefaultServerHeader: true,
+		ReadTimeout:           10 * time.Second,
+		WriteTimeout:          10 * time.Second,
+		IdleTimeout:           30 * time.Second,
+		CloseOnShutdown:       true,
+		Logger:                fasthttpLogger{s.log},
+	}
+	return s, nil
+}
+
+// Install builds the bid path's state for snap (routes, upstream clients,
+// metric series) and makes it current for requests that load snap. It is
+// called by New and, lazily, by the first request that sees a new snapshot;
+// a reload loop may call it before swapping the Holder to learn about errors
+// first. Installing the same snapshot twice is cheap.
+func (s *Server) Install(snap *engine.Snapshot) error {
+	_, err := s.install(snap)
+	return err
+}
+
+func (s *Server) install(snap *engine.Snapshot) (*state, error) {
+	if st := s.cur.Load(); st != nil && st.snap == snap {
+		return st, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st := s.cur.Load(); st != nil && st.snap == snap {
+		return st, nil
+	}
+	cfg := snap.Config
+	st := &state{
+		snap:    snap,
+		version: []byte(snap.Version),
+		routes:  make(map[string]*upstream, len(cfg.Upstreams)),
+		limits:  cfg.Limits,
+		m:       s.meters.forSnapshot(snap),
+	}
+	var errs []error
+	for _, u := range cfg.Upstreams {
+		key, uri, err := parseUpstream(u, cfg.Limits)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		c := s.clients[key]
+		if c == nil {
+			c = newClient(key, s.dial)
+			s.clients[key] = c
+		}
+		path := u.Path
+		if path == "" {
+			path = "/"
+		}
+		st.routes[path] = &upstream{
+			name:     u.Name,
+			uri:      uri,
+			gzip:     u.AcceptEncoding == "gzip",
+			deadline: u.Deadline.Apply(cfg.Deadline),
+			client:   c,
+			m:        s.meters.upstream(u.Name),
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	s.cur.Store(st)
+	return st, nil
+}
+
+// stateFor returns the installed state of snap, installing it on first use.
+func (s *Server) stateFor(snap *engine.Snapshot) *state {
+	if st := s.cur.Load(); st != nil && st.snap == snap {
+		return st
+	}
+	st, err := s.install(snap)
+	if err != nil {
+		// The snapshot's upstreams cannot be used: route nothing, so every
+		// request is answered 404 until a good config is loaded.
+		s.logLimited("config has unusable upstreams", "error", err)
+		st = &state{snap: snap, version: []byte(snap.Version), routes: map[string]*upstream{}, limits: snap.Config.Limits, m: s.meters.forSnapshot(snap)}
+		s.cur.Store(st)
+	}
+	return st
+}
+
+// route returns the upstream for an exact path: the path itself, else the
+// catch-all "/".
+func (st *state) route(path []byte) *upstream {
+	if up := st.routes[string(path)]; up != nil {
+		return up
+	}
+	return st.routes["/"]
+}
+
+// Handler returns the exchange-facing request handler (for in-memory
+// listeners).
+func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
+
+// Serve answers the exchange on ln until Shutdown.
+func (s *Server) Serve(ln net.Listener) error { return s.serve(s.srv, ln) }
+
+// ServeAdmin answers /metrics, /healthz and /readyz on ln until Shutdown.
+func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(s.admin, ln) }
+
+func (s *Server) serve(srv *fasthttp.Server, ln net.Listener) error {
+	s.mu.Lock()
+	if s.draining.Load() {
+		s.mu.Unlock()
+		return ln.Close()
+	}
+	s.listeners = append(s.listeners, ln)
+	s.mu.Unlock()
+	err := srv.Serve(ln)
+	if s.draining.Load() {
+		return nil
+	}
+	return err
+}
+
+// Shutdown stops accepting connections, answers requests that arrive on
+// open connections with an immediate 204 (shed_total{reason="shutdown"}),
+// lets requests in flight finish, and turns /readyz to 503. It returns when
+// every connection is closed or ctx is done.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.draining.Store(true)
+	lns := s.listeners
+	s.mu.Unlock()
+	err := s.srv.ShutdownWithContext(ctx)
+	err2 := s.admin.ShutdownWithContext(ctx)
+	for _, ln := range lns {
+		_ = ln.Close() // Serve has returned or never started; the error is moot
+	}
+	s.mu.Lock()
+	for _, c := range s.clients {
+		c.CloseIdleConnections()
+	}
+	s.mu.Unlock()
+	return errors.Join(err, err2)
+}
+
+// Ready reports whether a config is loaded and the server is not shutting down.
+func (s *Server) Ready() bool { return s.holder.Load() != nil && !s.draining.Load() }
+
+// handleAdmin serves the admin listener.
+func (s *Server) handleAdmin(ctx *fasthttp.RequestCtx) {
+	if snap := s.holder.Load(); snap != nil {
+		ctx.Response.Header.Set(hdrConfig, snap.Version)
+	}
+	switch string(ctx.Path()) {
+	case "/metrics":
+		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
+		s.meters.set.WritePrometheus(ctx)
+		metrics.WritePrometheus(ctx, true)
+	case "/healthz", "/readyz":
+		ctx.SetContentType("text/plain; charset=utf-8")
+		if !s.Ready() {
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			ctx.SetBodyString("not ready\n")
+			return
+		}
+		ctx.SetBodyString("ok\n")
+	default:
+		ctx.SetStatusCode(fasthttp.StatusNotFound)
+	}
+}
+
+// WriteMetrics writes the bid path's series in Prometheus text format.
+func (s *Server) WriteMetrics(w interface{ Write([]byte) (int, error) }) {
+	s.meters.set.WritePrometheus(w)
+}
+
+// logLimited logs at most once a second: for conditions that could repeat
+// on every request.
+func (s *Server) logLimited(msg string, args ...any) {
+	now := time.Now().UnixNano()
+	last := s.lastLog.Load()
+	if now-last < int64(time.Second) || !s.lastLog.CompareAndSwap(last, now) {
+		return
+	}
+	s.log.Error(msg, args...)
+}
+
+// fasthttpLogger routes fasthttp's own messages (connection-level errors)
+// to slog at debug level.
+type fasthttpLogger struct{ l *slog.Logger }
+
+func (f fasthttpLogger) Printf(format string, args ...any) {
+	if f.l.Enabled(context.Background(), slog.LevelDebug) {
+		f.l.Debug("fasthttp", "msg", fmt.Sprintf(format, args...))
+	}
+}
