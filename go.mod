@@ -3,17 +3,17 @@ module github.com/bidguard/bidguard
 go 1.26.8
 
 require (
+	github.com/VictoriaMetrics/metrics v1.35.1
 	github.com/prebid/openrtb/v20 v20.3.0
 	github.com/stretchr/testify v1.12.1
+	github.com/valyala/fasthttp v1.74.0
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
 require (
-	github.com/VictoriaMetrics/metrics v1.35.1 // indirect
 	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/molecule-man/go-brrr v1.0.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
-	github.com/valyala/fasthttp v1.74.0 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect
 	golang.org/x/net v0.62.0 // indirect
