@@ -233,3 +233,19 @@ func bidIDs(t testing.TB, body []byte) []string {
 	}
 	return ids
 }
+
+func serveOnLoopback(t *testing.T, d *DemoBidder) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	done := make(chan struct{})
+	go func() { defer close(done); _ = d.Serve(ln) }()
+	t.Cleanup(func() { _ = d.Close(); <-done })
+	return "http://" + ln.Addr().String()
+}
+
+func upstreamCfg(url string) engine.Upstream { return engine.Upstream{Name: "u", URL: url, Path: "/"} }
+
+func limitsCfg() engine.Limits {
+	return engine.Limits{MaxRequestBytes: 1 << 18, MaxResponseBytes: 1 << 20, MaxInFlight: 8, MaxBids: 1000}
+}

@@ -1,0 +1,144 @@
+package rtb
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/prebid/openrtb/v20/openrtb2"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAppendTmax(t *testing.T) {
+	f := func(in, want string) {
+		t.Helper()
+		got, ok := appendTmax([]byte("prefix"), []byte(in), 42)
+		require.True(t, ok, in)
+		require.Equal(t, "prefix"+want, string(got))
+	}
+	f(`{}`, `{"tmax":42}`)
+	f(` { } `, `{"tmax":42}`)
+	f(`{"id":"1"}`, `{"tmax":42,"id":"1"}`)
+	f(`{"tmax":100,"id":"1"}`, `{"tmax":42,"id":"1"}`)
+	f(`{"id":"1","tmax":100}`, `{"tmax":42,"id":"1"}`)
+	f(`{"TMAX":1,"id":"1","Tmax":2,"tmax":3}`, `{"tmax":42,"id":"1"}`)
+	f(`{"t\u006dax":1,"id":"1"}`, `{"tmax":42,"id":"1"}`)
+	f(`{"tmaxx":1,"xtmax":2}`, `{"tmax":42,"tmaxx":1,"xtmax":2}`)
+	f("{\n \"a\" : [1, {\"tmax\": 9}, \"}\"] ,\n \"tmax\" : null }", `{"tmax":42,"a" : [1, {"tmax": 9}, "}"]}`)
+	f(`{"s":"a\"tmax\":1","n":-1.5e3,"b":true,"z":null}`, `{"tmax":42,"s":"a\"tmax\":1","n":-1.5e3,"b":true,"z":null}`)
+
+	for _, bad := range []string{``, `null`, `[]`, `"x"`, `{"a":1`, `{"a"`, `{"a":"x`} {
+		out, ok := appendTmax([]byte("p"), []byte(bad), 1)
+		require.False(t, ok, bad)
+		require.Equal(t, "p", string(out), "dst unchanged on failure")
+	}
+}
+
+// FuzzAppendTmax: for any object encoding/json accepts, the rewritten body
+// decodes to the same members (last key wins, as encoding/json does) with
+// exactly one tmax, whatever case variants or duplicates the input held.
+func FuzzAppendTmax(f *testing.F) {
+	for _, s := range []string{`{"id":"1","tmax":100}`, `{"TMAX":1,"a":{"tmax":2},"Tmax":3}`, `{"t\u006dax":1}`,
+		`{"a":[1,"]",{"b":"}"}],"tmax":null}`, `{}`, `{"\u0074max":5,"tmaX":6,"x":"\\"}`} {
+		f.Add([]byte(s), int64(77))
+	}
+	f.Fuzz(func(t *testing.T, body []byte, ms int64) {
+		var orig map[string]json.RawMessage
+		if json.Unmarshal(body, &orig) != nil || orig == nil {
+			return
+		}
+		out, ok := appendTmax(nil, body, ms)
+		require.True(t, ok, "%q", body)
+		var got map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(out, &got), "%q -> %q", body, out)
+		// Unique top-level tmax, case-insensitively.
+		n := 0
+		dec := json.NewDecoder(bytes.NewReader(out))
+		_, _ = dec.Token()
+		for dec.More() {
+			k, err := dec.Token()
+			require.NoError(t, err)
+			if strings.EqualFold(k.(string), "tmax") {
+				n++
+			}
+			var skip json.RawMessage
+			require.NoError(t, dec.Decode(&skip))
+		}
+		require.Equal(t, 1, n, "%q", out)
+		var req openrtb2.BidRequest
+		if json.Unmarshal(body, &req) == nil {
+			require.NoError(t, json.Unmarshal(out, &req))
+			require.Equal(t, ms, req.TMax)
+		}
+		// Every other member is kept with its value.
+		for k, v := range orig {
+			if strings.EqualFold(k, "tmax") {
+				continue
+			}
+			require.JSONEq(t, string(v), string(got[k]), "member %q", k)
+		}
+		for k := range got {
+			if !strings.EqualFold(k, "tmax") {
+				_, ok := orig[k]
+				require.True(t, ok, "member %q appeared", k)
+			}
+		}
+	})
+}
+
+func TestGunzip(t *testing.T) {
+	data := bytes.Repeat([]byte("0123456789"), 1000)
+	z := gzipped(t, data)
+	out, err := gunzip([]byte("x"), z, len(data))
+	require.NoError(t, err)
+	require.Equal(t, "x", string(out[:1]))
+	require.Equal(t, data, out[1:])
+
+	_, err = gunzip(nil, z, len(data)-1)
+	require.ErrorIs(t, err, errTooLarge)
+	_, err = gunzip(nil, []byte("not gzip"), 100)
+	require.ErrorIs(t, err, errDecompress)
+	_, err = gunzip(nil, z[:len(z)/2], len(data))
+	require.ErrorIs(t, err, errDecompress)
+	_, err = gunzip(nil, append(append([]byte{}, z...), "junk"...), len(data))
+	require.ErrorIs(t, err, errDecompress, "trailing garbage")
+
+	bomb := gzipped(t, make([]byte, 8<<20))
+	out, err = gunzip(nil, bomb, 1<<16)
+	require.ErrorIs(t, err, errTooLarge)
+	require.LessOrEqual(t, cap(out), 1<<18, "decompression stops near the cap")
+}
+
+func TestMediaTypes(t *testing.T) {
+	for ct, ok := range map[string]bool{"application/json": true, "Application/JSON ; charset=utf-8": true, " application/json": true,
+		"text/json": false, "application/json-seq": false, "application/jsonx": false, "": false} {
+		require.Equal(t, ok, isJSONType([]byte(ct)), ct)
+	}
+	for ce, want := range map[string][2]bool{"": {true, false}, "identity": {true, false}, "gzip": {false, true}, "GZIP": {false, true},
+		"x-gzip": {false, true}, "br": {false, false}, "gzip, br": {false, false}} {
+		require.Equal(t, want[0], isIdentity([]byte(ce)), ce)
+		require.Equal(t, want[1], isGzip([]byte(ce)), ce)
+	}
+	for in, want := range map[string]string{"application/json": "application/json", "application/json;charset=UTF-8": "application/json; charset=utf-8",
+		`application/json; charset="utf-8"`: "application/json; charset=utf-8", "text/plain": "application/json",
+		"application/json; charset=latin1": "application/json", "": "application/json"} {
+		require.Equal(t, want, string(safeJSONType([]byte(in))), in)
+	}
+}
+
+func TestParseUpstream(t *testing.T) {
+	_, _, err := parseUpstream(upstreamCfg("ftp://x"), limitsCfg())
+	require.Error(t, err)
+	_, _, err = parseUpstream(upstreamCfg("http://user:pw@x/"), limitsCfg())
+	require.Error(t, err)
+	k, uri, err := parseUpstream(upstreamCfg("https://bidder.example"), limitsCfg())
+	require.NoError(t, err)
+	require.Equal(t, "bidder.example:443", k.addr)
+	require.True(t, k.tls)
+	require.Equal(t, "https://bidder.example/", uri)
+	k, uri, err = parseUpstream(upstreamCfg("http://[::1]:9000/p?q=1"), limitsCfg())
+	require.NoError(t, err)
+	require.Equal(t, "[::1]:9000", k.addr)
+	require.Equal(t, "http://[::1]:9000/p?q=1", uri)
+}

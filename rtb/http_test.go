@@ -1,0 +1,270 @@
+package rtb
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/gates"
+)
+
+// TestHTTPBehaviour walks the table of DESIGN.md "HTTP behaviour of serve".
+func TestHTTPBehaviour(t *testing.T) {
+	sc, b := setup(t, fixed(200, readFile(t, "typical-response.json")), "limits: {maxRequestBytes: 4096}\n")
+	version := sc.holder.Load().Version
+	req := withTmax(t, 1000)
+	f := func(name string, a answer, status int) {
+		t.Helper()
+		require.Equal(t, status, a.status, name)
+		require.Equal(t, version, a.header.Get("X-Bidguard-Config"), "%s: every answer carries the config version", name)
+		if status >= 400 && status < 500 {
+			require.Empty(t, a.body, "%s: 4xx bodies are empty", name)
+			require.Empty(t, a.header.Get("X-Bidguard-Rejected"), name)
+		}
+	}
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodHead, http.MethodDelete, http.MethodOptions} {
+		a := sc.do(m, "/bid", nil)
+		f(m, a, 405)
+		require.Equal(t, "POST", a.header.Get("Allow"))
+	}
+	f("unrouted path", sc.post("/nope", req), 404)
+	f("prefix is not a match", sc.post("/bid/x", req), 404)
+	f("text/plain", sc.post("/bid", req, "Content-Type: text/plain"), 415)
+	f("form", sc.post("/bid", req, "Content-Type: application/x-www-form-urlencoded"), 415)
+	f("unknown Content-Encoding", sc.post("/bid", req, "Content-Encoding: br"), 415)
+	f("empty body", sc.post("/bid", nil), 400)
+	f("blank body", sc.post("/bid", []byte("  \n")), 400)
+	f("malformed JSON", sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}]`)), 400)
+	f("wrong type", sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}],"tmax":"100"}`)), 400)
+	f("trailing data", sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}]} x`)), 400)
+	f("no id", sc.post("/bid", []byte(`{"imp":[{"id":"1"}]}`)), 400)
+	f("empty id", sc.post("/bid", []byte(`{"id":"","imp":[{"id":"1"}]}`)), 400)
+	f("no imp", sc.post("/bid", []byte(`{"id":"1"}`)), 400)
+	f("empty imp", sc.post("/bid", []byte(`{"id":"1","imp":[]}`)), 400)
+	f("null", sc.post("/bid", []byte(`null`)), 400)
+	f("array", sc.post("/bid", []byte(`[]`)), 400)
+	big := append(bytes.Repeat([]byte(" "), 5000), req...)
+	f("over maxRequestBytes", sc.post("/bid", big), 413)
+	f("gzip over maxRequestBytes once decoded", sc.post("/bid", gzipped(t, big), "Content-Encoding: gzip"), 413)
+	f("corrupt gzip", sc.post("/bid", []byte("nope"), "Content-Encoding: gzip"), 400)
+	require.Zero(t, b.calls.Load(), "no bidder call for a refused request")
+
+	// Accepted variants reach the bidder.
+	f("json with parameters", sc.post("/bid", req, "Content-Type: application/json; charset=utf-8"), 200)
+	f("JSON upper case", sc.post("/bid", req, "Content-Type: Application/JSON"), 200)
+	f("no Content-Type", sc.post("/bid", req, "Content-Type: -"), 200)
+	f("identity", sc.post("/bid", req, "Content-Encoding: identity"), 200)
+	f("gzip request", sc.post("/bid", gzipped(t, req), "Content-Encoding: gzip"), 200)
+	require.EqualValues(t, 5, b.calls.Load())
+	r, got := b.lastCall()
+	require.Contains(t, string(got), `"imp":`, "the bidder gets the request uncompressed")
+	require.Empty(t, r.Header.Get("Content-Encoding"))
+}
+
+func TestUnroutedCountedAsNone(t *testing.T) {
+	sc, _ := setup(t, fixed(204, nil), "")
+	sc.post("/nope", withTmax(t, 1000))
+	sc.do(http.MethodGet, "/nope", nil)
+	sc.do(http.MethodGet, "/bid", nil)
+	require.EqualValues(t, 2, sc.metric(`bidguard_requests_total{upstream="none",outcome="bad_request"}`))
+	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="bad_request"}`))
+}
+
+// TestNoBidderTextInHeaders: only Content-Type comes from the bidder, and
+// only when it is JSON.
+func TestNoBidderTextInHeaders(t *testing.T) {
+	f := func(ct, want string) {
+		t.Helper()
+		sc, _ := setup(t, func(w http.ResponseWriter, _ *http.Request) {
+			h := w.Header()
+			h.Set("Content-Type", ct)
+			h.Set("Set-Cookie", "uid=1")
+			h.Set("X-Bidder-Secret", "s3cret")
+			h.Set("Server", "bidder/1.0")
+			h.Set("Cache-Control", "public")
+			h.Set("X-Bidguard-Rejected", "99")
+			_, _ = w.Write(readFile(t, "typical-response.json"))
+		}, "")
+		a := sc.post("/bid", withTmax(t, 1000), "X-Exchange-Secret: e")
+		require.Equal(t, 200, a.status)
+		require.Equal(t, want, a.header.Get("Content-Type"))
+		require.Equal(t, "0", a.header.Get("X-Bidguard-Rejected"))
+		for k, v := range a.header {
+			switch k {
+			case "Content-Type", "Content-Length", "Date", "X-Bidguard-Config", "X-Bidguard-Rejected":
+			default:
+				t.Errorf("unexpected header %s: %v", k, v)
+			}
+		}
+	}
+	f("application/json", "application/json")
+	f("application/json; charset=utf-8", "application/json; charset=utf-8")
+	f("application/json; charset=iso-8859-1", "application/json")
+	f("text/html", "application/json")
+	f("application/json; evil=\"x\"", "application/json")
+}
+
+func TestPanicRecovered(t *testing.T) {
+	reg := gates.Builtin()
+	reg["panicky"] = engine.Factory{
+		Name: "panicky", ResultName: "test.panicky", Kind: engine.PerBid,
+		Options: func() any { return &struct{}{} },
+		New:     func(any, engine.Env) (engine.Gate, error) { return panicky{}, nil },
+	}
+	b := newBidder(t, fixed(200, readFile(t, "typical-response.json")))
+	cfg := fmt.Sprintf(baseConfig, b.URL) + "    - gate: panicky\n"
+	sc := startSidecar(t, compile(t, cfg, reg))
+	for range 2 {
+		a := sc.post("/bid", withTmax(t, 1000))
+		require.Equal(t, 204, a.status)
+		require.Empty(t, a.body)
+		require.Equal(t, sc.holder.Load().Version, a.header.Get("X-Bidguard-Config"))
+		require.Empty(t, a.header.Get("Content-Type"))
+	}
+	require.EqualValues(t, 2, sc.metric(`bidguard_panics_total{where="gate"}`))
+	require.EqualValues(t, 2, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="panic"}`))
+	require.Zero(t, sc.srv.limiter.InFlight(), "the in-flight slot is given back")
+}
+
+type panicky struct{}
+
+func (panicky) Kind() engine.Kind                                  { return engine.PerBid }
+func (panicky) Prepare(*engine.Input) string                       { return "" }
+func (panicky) CheckBid(*engine.Input, *engine.Bid) engine.Verdict { panic("gate bug") }
+
+func TestReloadSwapsSnapshot(t *testing.T) {
+	sc, b := setup(t, fixed(200, readFile(t, "typical-response.json")), "")
+	a := sc.post("/bid", withTmax(t, 1000))
+	require.Equal(t, sc.holder.Load().Version, a.header.Get("X-Bidguard-Config"))
+	old := a.header.Get("X-Bidguard-Config")
+	// The new config routes /other and caps prices below the typical bids.
+	next := compile(t, fmt.Sprintf(`
+upstreams:
+  - {name: dsp, url: "%s", path: /bid}
+  - {name: other, url: "%s", path: /other}
+policy:
+  gates:
+    - {gate: bidSanity, options: {maxPrice: 2}}
+`, b.URL, b.URL), nil)
+	sc.holder.Store(next)
+	a = sc.post("/other", withTmax(t, 1000))
+	require.Equal(t, 200, a.status)
+	require.NotEqual(t, old, a.header.Get("X-Bidguard-Config"))
+	require.Equal(t, next.Version, a.header.Get("X-Bidguard-Config"))
+	require.Equal(t, []string{"512/b1"}, bidIDs(t, a.body))
+	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="other",outcome="filtered"}`))
+	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="bid"}`), "counters carry on across reloads")
+}
+
+func TestSeatLabels(t *testing.T) {
+	sc, _ := setup(t, fixed(200, readFile(t, "typical-response.json")), `seats:
+  "512": {action: shadow}
+quarantine: {seats: ["777"]}
+`)
+	require.Equal(t, 200, sc.post("/bid", withTmax(t, 1000)).status)
+	require.EqualValues(t, 2, sc.metric(`bidguard_bids_total{seat="512",verdict="passed"}`))
+	require.EqualValues(t, 1, sc.metric(`bidguard_bids_total{seat="777",verdict="passed"}`))
+	require.Zero(t, sc.metric(`bidguard_bids_total{seat="other",verdict="passed"}`))
+}
+
+func TestAdmin(t *testing.T) {
+	get := func(url string) (int, string) {
+		t.Helper()
+		resp, err := client.Get(url)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	// Before a config is loaded: not ready.
+	empty := startSidecar(t, nil)
+	for _, p := range []string{"/healthz", "/readyz"} {
+		code, _ := get(empty.admin + p)
+		require.Equal(t, 503, code, p)
+	}
+	require.Equal(t, 503, empty.post("/bid", withTmax(t, 1000)).status)
+
+	sc, _ := setup(t, fixed(200, readFile(t, "typical-response.json")), "")
+	for _, p := range []string{"/healthz", "/readyz"} {
+		code, _ := get(sc.admin + p)
+		require.Equal(t, 200, code, p)
+	}
+	code, _ := get(sc.admin + "/nope")
+	require.Equal(t, 404, code)
+	sc.post("/bid", withTmax(t, 1000))
+	code, text := get(sc.admin + "/metrics")
+	require.Equal(t, 200, code)
+	for _, s := range []string{
+		`bidguard_requests_total{upstream="dsp",outcome="bid"} 1`,
+		`bidguard_bids_total{seat="other",verdict="passed"} 3`,
+		`bidguard_upstream_duration_seconds_count{upstream="dsp"} 1`,
+		`bidguard_gate_duration_seconds_count{gate="rtb.impid-match"} 1`,
+		`bidguard_shed_total{reason="inflight"} 0`,
+		`bidguard_panics_total{where="handler"} 0`,
+		`bidguard_upstream_errors_total{upstream="dsp",kind="timeout"} 0`,
+		"go_goroutines",
+	} {
+		require.Contains(t, text, s)
+	}
+	require.NotContains(t, text, "req-typical-1", "never request data in a label")
+
+	// During shutdown: not ready.
+	sc.srv.draining.Store(true)
+	code, _ = get(sc.admin + "/readyz")
+	require.Equal(t, 503, code)
+	a := sc.post("/bid", withTmax(t, 1000))
+	require.Equal(t, 204, a.status)
+	require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="shutdown"}`))
+}
+
+func TestShutdownIsGraceful(t *testing.T) {
+	release := make(chan struct{})
+	entered := make(chan struct{})
+	sc, _ := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+		fixed(200, readFile(t, "typical-response.json"))(w, r)
+	}, "")
+	got := make(chan answer, 1)
+	go func() { got <- sc.post("/bid", withTmax(t, 1000)) }()
+	<-entered
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		done <- sc.srv.Shutdown(ctx)
+	}()
+	time.Sleep(50 * time.Millisecond)
+	close(release)
+	a := <-got
+	require.Equal(t, 200, a.status, "the request in flight is answered")
+	require.NoError(t, <-done)
+	require.False(t, sc.srv.Ready())
+	_, err := client.Post(sc.base+"/bid", "application/json", strings.NewReader("{}"))
+	require.Error(t, err, "no longer listening")
+}
+
+func TestDemoBidder(t *testing.T) {
+	d := NewDemoBidder()
+	url := serveOnLoopback(t, d)
+	sc := startSidecar(t, compile(t, fmt.Sprintf(baseConfig, url), nil))
+	want := []int{200, 200, 200, 204}
+	for i, w := range want {
+		a := sc.post("/bid", withTmax(t, 1000))
+		require.Equal(t, w, a.status, "request %d", i)
+		if i == 1 || i == 2 {
+			require.Equal(t, "3", a.header.Get("X-Bidguard-Rejected"), "request %d", i)
+		}
+	}
+}
