@@ -9,7 +9,7 @@ import (
 )
 
 func TestBattrCompliancePassAllocatesNothing(t *testing.T) {
-	in := loadTypical(t)
+	in := mediaTypical(t)
 	g := &battrCompliance{}
 	allocs := testing.AllocsPerRun(100, func() {
 		if g.Prepare(in) != "" {

@@ -10,7 +10,7 @@ func TestBattrCompliance(t *testing.T) {
 	g := &battrCompliance{}
 	f := func(req, resp string, want ...string) {
 		t.Helper()
-		require.Equal(t, want, judgeBids(t, g, req, resp))
+		require.Equal(t, want, mediaJudge(t, g, req, resp))
 	}
 	const blocked = "reject blocked creative attribute: "
 
@@ -53,7 +53,7 @@ func TestBattrCompliance(t *testing.T) {
 }
 
 func BenchmarkBattrCompliance(b *testing.B) {
-	in := loadTypical(b)
+	in := mediaTypical(b)
 	g := &battrCompliance{}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestCreativeSizePassAllocatesNothing(t *testing.T) {
-	in := loadTypical(t)
+	in := mediaTypical(t)
 	g := &creativeSize{}
 	allocs := testing.AllocsPerRun(100, func() {
 		if g.Prepare(in) != "" {

@@ -10,7 +10,7 @@ func TestCreativeSize(t *testing.T) {
 	g := &creativeSize{}
 	f := func(req, resp string, want ...string) {
 		t.Helper()
-		require.Equal(t, want, judgeBids(t, g, req, resp))
+		require.Equal(t, want, mediaJudge(t, g, req, resp))
 	}
 	const bad = " not allowed (203/351)"
 
@@ -62,7 +62,7 @@ func TestCreativeSize(t *testing.T) {
 }
 
 func BenchmarkCreativeSize(b *testing.B) {
-	in := loadTypical(b)
+	in := mediaTypical(b)
 	g := &creativeSize{}
 	b.ReportAllocs()
 	for b.Loop() {

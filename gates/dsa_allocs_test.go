@@ -10,7 +10,7 @@ import (
 
 func TestDSAPassAllocatesNothing(t *testing.T) {
 	g := &dsa{}
-	typical := loadTypical(t)
+	typical := mediaTypical(t)
 	require.Zero(t, testing.AllocsPerRun(100, func() {
 		if g.Prepare(typical) == "" {
 			t.Fatal("not skipped")

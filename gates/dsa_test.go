@@ -26,7 +26,7 @@ func TestDSA(t *testing.T) {
 	g := &dsa{}
 	f := func(req, resp string, want ...string) {
 		t.Helper()
-		require.Equal(t, want, judgeBids(t, g, req, resp))
+		require.Equal(t, want, mediaJudge(t, g, req, resp))
 	}
 	const (
 		skip     = "prepare skip no dsa requirement in request"
@@ -89,7 +89,7 @@ func TestDSA(t *testing.T) {
 		for i, ad := range ads {
 			bids = append(bids, dsaBid("b"+string(rune('0'+i)), `{"dsa":{"behalf":"A","paid":"A"`+ad+`}}`))
 		}
-		return judgeBids(t, g, dsaReq(regs), mediaResp(bids...))
+		return mediaJudge(t, g, dsaReq(regs), mediaResp(bids...))
 	}
 	ads := []string{`,"adrender":0`, `,"adrender":1`, ``, `,"adrender":null`, `,"adrender":"0"`, `,"adrender":2`}
 	require.Equal(t, []string{conflict, "pass", "pass", "pass", "pass", "pass"}, render(`,"pubrender":0`, ads...))
@@ -140,9 +140,9 @@ func dsaTypical(tb testing.TB, where string) (req, resp string) {
 func TestDSATypical(t *testing.T) {
 	for _, where := range []string{"ext", "regs"} {
 		req, resp := dsaTypical(t, where)
-		require.Equal(t, []string{"pass", "pass", "pass"}, judgeBids(t, &dsa{}, req, resp), where)
+		require.Equal(t, []string{"pass", "pass", "pass"}, mediaJudge(t, &dsa{}, req, resp), where)
 	}
-	require.Equal(t, []string{"prepare skip no dsa requirement in request"}, judgeBids(t, &dsa{}, mediaReq(`{"id":"1"}`), mediaResp(dsaBid("b", ""))))
+	require.Equal(t, []string{"prepare skip no dsa requirement in request"}, mediaJudge(t, &dsa{}, mediaReq(`{"id":"1"}`), mediaResp(dsaBid("b", ""))))
 }
 
 func BenchmarkDSA(b *testing.B) {

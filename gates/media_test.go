@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func testImp(t *testing.T, js string) *openrtb2.Imp {
+func mediaImp(t *testing.T, js string) *openrtb2.Imp {
 	t.Helper()
 	var imp openrtb2.Imp
 	require.NoError(t, json.Unmarshal([]byte(js), &imp))
@@ -23,7 +23,7 @@ func testImp(t *testing.T, js string) *openrtb2.Imp {
 func TestOfferedMedia(t *testing.T) {
 	f := func(imp string, count int, only media) {
 		t.Helper()
-		s := offeredMedia(testImp(t, imp))
+		s := offeredMedia(mediaImp(t, imp))
 		require.Equal(t, count, s.count(), imp)
 		require.Equal(t, only, s.only(), imp)
 	}
@@ -36,7 +36,7 @@ func TestOfferedMedia(t *testing.T) {
 	f(`{"id":"1","banner":{},"video":{}}`, 2, mediaUnknown)
 	f(`{"id":"1","banner":{},"video":{},"audio":{},"native":{}}`, 4, mediaUnknown)
 
-	s := offeredMedia(testImp(t, `{"id":"1","banner":{},"native":{}}`))
+	s := offeredMedia(mediaImp(t, `{"id":"1","banner":{},"native":{}}`))
 	require.True(t, s.has(mediaBanner))
 	require.True(t, s.has(mediaNative))
 	require.False(t, s.has(mediaVideo))
@@ -46,7 +46,7 @@ func TestOfferedMedia(t *testing.T) {
 func TestBidMedia(t *testing.T) {
 	f := func(mtype openrtb2.MarkupType, imp string, want media) {
 		t.Helper()
-		require.Equal(t, want, bidMedia(&openrtb2.Bid{MType: mtype}, testImp(t, imp)), "mtype %d imp %s", mtype, imp)
+		require.Equal(t, want, bidMedia(&openrtb2.Bid{MType: mtype}, mediaImp(t, imp)), "mtype %d imp %s", mtype, imp)
 	}
 	// 2.6: mtype decides, even against the imp.
 	f(1, `{"banner":{},"video":{}}`, mediaBanner)
@@ -66,7 +66,7 @@ func TestBidMedia(t *testing.T) {
 }
 
 func TestMediaBAttr(t *testing.T) {
-	imp := testImp(t, `{"banner":{"battr":[1,2]},"video":{"battr":[3]},"audio":{},"native":{"battr":[4]}}`)
+	imp := mediaImp(t, `{"banner":{"battr":[1,2]},"video":{"battr":[3]},"audio":{},"native":{"battr":[4]}}`)
 	f := func(m media, want []adcom1.CreativeAttribute, wantOK bool) {
 		t.Helper()
 		got, ok := mediaBAttr(imp, m)
@@ -78,16 +78,16 @@ func TestMediaBAttr(t *testing.T) {
 	f(mediaAudio, nil, true)
 	f(mediaNative, []adcom1.CreativeAttribute{4}, true)
 	f(mediaUnknown, nil, false)
-	_, ok := mediaBAttr(testImp(t, `{"banner":{}}`), mediaVideo)
+	_, ok := mediaBAttr(mediaImp(t, `{"banner":{}}`), mediaVideo)
 	require.False(t, ok)
 
 	require.True(t, impHasBAttr(imp))
-	require.False(t, impHasBAttr(testImp(t, `{"banner":{"battr":[]},"video":{}}`)))
-	require.True(t, impHasBAttr(testImp(t, `{"audio":{"battr":[9]}}`)))
+	require.False(t, impHasBAttr(mediaImp(t, `{"banner":{"battr":[]},"video":{}}`)))
+	require.True(t, impHasBAttr(mediaImp(t, `{"audio":{"battr":[9]}}`)))
 }
 
 func TestAttrBlocked(t *testing.T) {
-	imp := testImp(t, `{"banner":{"battr":[1,2]},"video":{"battr":[3]}}`)
+	imp := mediaImp(t, `{"banner":{"battr":[1,2]},"video":{"battr":[3]}}`)
 	f := func(m media, a adcom1.CreativeAttribute, want bool) {
 		t.Helper()
 		require.Equal(t, want, attrBlocked(imp, m, a), "media %d attr %d", m, a)
@@ -116,10 +116,10 @@ func mediaEval(tb testing.TB, req, resp string) *engine.Input {
 	return &ev.In
 }
 
-// judgeBids runs a per-bid gate over a pair as the engine does and describes
+// mediaJudge runs a per-bid gate over a pair as the engine does and describes
 // the outcome: Prepare's skip reason, or one line per bid ("pass",
 // "reject <reason> (<loss>/<nbr>)", "skip <reason> (<why>)").
-func judgeBids(tb testing.TB, g engine.BidGate, req, resp string) []string {
+func mediaJudge(tb testing.TB, g engine.BidGate, req, resp string) []string {
 	tb.Helper()
 	in := mediaEval(tb, req, resp)
 	if skip := g.Prepare(in); skip != "" {
@@ -150,8 +150,8 @@ func mediaReq(imps ...string) string {
 	return `{"id":"r","imp":[` + strings.Join(imps, ",") + `]}`
 }
 
-// loadTypical decodes the typical pair (testdata/typical-*.json).
-func loadTypical(tb testing.TB) *engine.Input {
+// mediaTypical decodes the typical pair (testdata/typical-*.json).
+func mediaTypical(tb testing.TB) *engine.Input {
 	tb.Helper()
 	req, err := os.ReadFile("testdata/typical-request.json")
 	require.NoError(tb, err)

@@ -9,7 +9,7 @@ import (
 )
 
 func TestMediaTypePassAllocatesNothing(t *testing.T) {
-	in := loadTypical(t)
+	in := mediaTypical(t)
 	g := newMediaType(t, true)
 	allocs := testing.AllocsPerRun(100, func() {
 		if g.Prepare(in) != "" {

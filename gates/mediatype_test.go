@@ -20,7 +20,7 @@ func newMediaType(t testing.TB, requireMtype bool) engine.BidGate {
 func TestMediaType(t *testing.T) {
 	f := func(requireMtype bool, req, resp string, want ...string) {
 		t.Helper()
-		require.Equal(t, want, judgeBids(t, newMediaType(t, requireMtype), req, resp))
+		require.Equal(t, want, mediaJudge(t, newMediaType(t, requireMtype), req, resp))
 	}
 	const codes = " (204/353)"
 
@@ -53,7 +53,7 @@ func TestMediaType(t *testing.T) {
 }
 
 func BenchmarkMediaType(b *testing.B) {
-	in := loadTypical(b)
+	in := mediaTypical(b)
 	g := newMediaType(b, true)
 	b.ReportAllocs()
 	for b.Loop() {
