@@ -6,9 +6,13 @@ import "github.com/bidguard/bidguard/engine"
 // no init() registration. Keep it sorted by factory name, one line per gate.
 func Builtin() engine.Registry {
 	list := []engine.Factory{
+		battrComplianceFactory,
 		bidSanityFactory,
+		creativeSizeFactory,
+		dsaFactory,
 		impidMatchFactory,
 		latencyFactory,
+		mediaTypeFactory,
 		tmaxGuardFactory,
 	}
 	r := make(engine.Registry, len(list))
