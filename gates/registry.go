@@ -6,7 +6,12 @@ import "github.com/bidguard/bidguard/engine"
 // no init() registration. Keep it sorted by factory name, one line per gate.
 func Builtin() engine.Registry {
 	list := []engine.Factory{
+		adomainVerifyFactory,
+		badvComplianceFactory,
 		bidSanityFactory,
+		currencyFactory,
+		dealFactory,
+		floorFactory,
 		impidMatchFactory,
 		latencyFactory,
 		tmaxGuardFactory,
