@@ -6,9 +6,10 @@ require (
 	github.com/prebid/openrtb/v20 v20.3.0
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/net v0.62.0
 )
 
 require (
-	golang.org/x/net v0.62.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 )
