@@ -6,10 +6,16 @@ import "github.com/bidguard/bidguard/engine"
 // no init() registration. Keep it sorted by factory name, one line per gate.
 func Builtin() engine.Registry {
 	list := []engine.Factory{
+		audienceSafetyFactory,
+		bappComplianceFactory,
+		bcatComplianceFactory,
 		bidSanityFactory,
 		impidMatchFactory,
 		latencyFactory,
+		requiredFieldsFactory,
+		responseIDFactory,
 		tmaxGuardFactory,
+		uniqueBidIDFactory,
 	}
 	r := make(engine.Registry, len(list))
 	for _, f := range list {
