@@ -7,6 +7,9 @@ import "github.com/bidguard/bidguard/engine"
 func Builtin() engine.Registry {
 	list := []engine.Factory{
 		battrComplianceFactory,
+		audienceSafetyFactory,
+		bappComplianceFactory,
+		bcatComplianceFactory,
 		bidSanityFactory,
 		creativeSizeFactory,
 		dsaFactory,
@@ -19,7 +22,10 @@ func Builtin() engine.Registry {
 		impidMatchFactory,
 		latencyFactory,
 		mediaTypeFactory,
+		requiredFieldsFactory,
+		responseIDFactory,
 		tmaxGuardFactory,
+		uniqueBidIDFactory,
 	}
 	r := make(engine.Registry, len(list))
 	for _, f := range list {
