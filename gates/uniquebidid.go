@@ -35,17 +35,8 @@ func (g *uniqueBidID) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if id == "" {
 		return engine.Pass()
 	}
-	n, last := len(id), id[len(id)-1]
-	for i := range in.Bids {
-		o := &in.Bids[i]
-		if o.SeatIndex == b.SeatIndex && o.BidIndex == b.BidIndex {
-			break
-		}
-		// Ids often share a prefix and differ at the end ("b-1001", "b-1002"):
-		// the last byte settles most comparisons without a memequal call.
-		if len(o.ID) == n && o.ID[n-1] == last && o.ID == id {
-			return engine.Reject("duplicate bid id: "+quote(id), 3, 302)
-		}
+	if first := in.FirstBidWithID(id); first >= 0 && &in.Bids[first] != b {
+		return engine.Reject("duplicate bid id: "+quote(id), 3, 302)
 	}
 	return engine.Pass()
 }
