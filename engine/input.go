@@ -33,6 +33,9 @@ type Input struct {
 	Bids []Bid
 	// RawRequest and RawResponse are the documents as received.
 	RawRequest, RawResponse []byte
+	// RegsDSA is the request's regs.dsa object as sent (nil when absent):
+	// openrtb2.Regs has no field for it.
+	RegsDSA []byte
 	// ResponseEmpty is true when the response document was null or {}.
 	ResponseEmpty bool
 

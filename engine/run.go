@@ -154,10 +154,12 @@ func (e *Eval) reset() {
 // DecodeRequest decodes the exchange's request into the Eval.
 func (e *Eval) DecodeRequest(data []byte) error {
 	e.In.RawRequest = data
-	if err := DecodeRequest(data, &e.req); err != nil {
+	dsa, err := decodeRequest(data, &e.req)
+	if err != nil {
 		return err
 	}
 	e.In.Request = &e.req
+	e.In.RegsDSA = dsa
 	return nil
 }
 

@@ -102,7 +102,7 @@ func dsaTextValid(v []byte) bool {
 
 // requestDSA returns the request's dsarequired and pubrender, each -1 when
 // absent or not an integer. The object read is regs.ext.dsa when that is an
-// object, else regs.dsa (from the raw request: openrtb2.Regs has no field
+// object, else regs.dsa (captured by the decoder: openrtb2.Regs has no field
 // for it). Both are read from bytes already accepted by the decoder.
 func requestDSA(in *engine.Input) (required, pubrender int64) {
 	regs := in.Request.Regs
@@ -111,10 +111,7 @@ func requestDSA(in *engine.Input) (required, pubrender int64) {
 	}
 	obj, ok := jsonLookup(regs.Ext, "dsa")
 	if _, isObj := jsonObject(obj); !ok || !isObj {
-		obj = nil
-		if raw, found := jsonLookup(in.RawRequest, "regs"); found {
-			obj, _ = jsonLookup(raw, "dsa")
-		}
+		obj = in.RegsDSA
 	}
 	m, isObj := jsonObject(obj)
 	if !isObj {

@@ -6,18 +6,17 @@ import "github.com/bidguard/bidguard/engine"
 // no init() registration. Keep it sorted by factory name, one line per gate.
 func Builtin() engine.Registry {
 	list := []engine.Factory{
-		battrComplianceFactory,
+		adomainVerifyFactory,
 		audienceSafetyFactory,
+		badvComplianceFactory,
 		bappComplianceFactory,
+		battrComplianceFactory,
 		bcatComplianceFactory,
 		bidSanityFactory,
 		creativeSizeFactory,
-		dsaFactory,
-		adomainVerifyFactory,
-		badvComplianceFactory,
-		bidSanityFactory,
 		currencyFactory,
 		dealFactory,
+		dsaFactory,
 		floorFactory,
 		impidMatchFactory,
 		latencyFactory,
