@@ -22,13 +22,37 @@ var ErrLooksLikeRequest = errors.New("looks like a bid request")
 // MaxDepth. A bid request must also have an id and at least one imp; those
 // checks are the caller's (check accepts what serve would answer 400 to).
 func DecodeRequest(data []byte, req *openrtb2.BidRequest) error {
+	_, err := decodeRequest(data, req)
+	return err
+}
+
+type wireRequest struct {
+	openrtb2.BidRequest
+	Regs *wireRegs `json:"regs"`
+}
+
+// wireRegs captures regs.dsa, which OpenRTB 2.6 exchanges send beside
+// regs.ext.dsa and openrtb2.Regs has no field for.
+type wireRegs struct {
+	openrtb2.Regs
+	DSA json.RawMessage `json:"dsa"`
+}
+
+func decodeRequest(data []byte, req *openrtb2.BidRequest) (regsDSA json.RawMessage, err error) {
 	if err := checkDocument(data); err != nil {
-		return err
+		return nil, err
 	}
-	if err := json.Unmarshal(data, req); err != nil {
-		return cleanJSONError(err)
+	var w wireRequest
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, cleanJSONError(err)
 	}
-	return nil
+	*req = w.BidRequest
+	if w.Regs != nil {
+		regs := w.Regs.Regs
+		req.Regs = &regs
+		regsDSA = w.Regs.DSA
+	}
+	return regsDSA, nil
 }
 
 type wireResponse struct {

@@ -33,6 +33,9 @@ type Input struct {
 	Bids []Bid
 	// RawRequest and RawResponse are the documents as received.
 	RawRequest, RawResponse []byte
+	// RegsDSA is the request's regs.dsa object as sent (nil when absent):
+	// openrtb2.Regs has no field for it.
+	RegsDSA []byte
 	// ResponseEmpty is true when the response document was null or {}.
 	ResponseEmpty bool
 
@@ -49,6 +52,7 @@ type Input struct {
 	frozenAt time.Time
 
 	impIndex map[string]int
+	bidIndex map[string]int
 }
 
 // Now reads the evaluation clock: the frozen instant in `check`, the real
@@ -96,6 +100,32 @@ func (in *Input) ImpByID(id string) *openrtb2.Imp {
 	return nil
 }
 
+// FirstBidWithID returns the index in Bids of the first bid whose id is id,
+// or -1. It allocates nothing for responses of up to 16 bids; larger ones
+// build a pooled index once per evaluation.
+func (in *Input) FirstBidWithID(id string) int {
+	if len(in.Bids) <= impIndexThreshold {
+		for i := range in.Bids {
+			if in.Bids[i].ID == id {
+				return i
+			}
+		}
+		return -1
+	}
+	if len(in.bidIndex) == 0 {
+		if in.bidIndex == nil {
+			in.bidIndex = make(map[string]int, len(in.Bids))
+		}
+		for i := len(in.Bids) - 1; i >= 0; i-- {
+			in.bidIndex[in.Bids[i].ID] = i
+		}
+	}
+	if i, ok := in.bidIndex[id]; ok {
+		return i
+	}
+	return -1
+}
+
 // ResponseCur is the response currency, USD when absent.
 func (in *Input) ResponseCur() string {
 	if in.Response == nil || in.Response.Cur == "" {
@@ -106,7 +136,8 @@ func (in *Input) ResponseCur() string {
 
 func (in *Input) reset() {
 	clear(in.impIndex)
-	im := in.impIndex
+	clear(in.bidIndex)
+	im, bi := in.impIndex, in.bidIndex
 	bids := in.Bids[:0]
-	*in = Input{Bids: bids, impIndex: im}
+	*in = Input{Bids: bids, impIndex: im, bidIndex: bi}
 }

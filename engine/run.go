@@ -154,10 +154,12 @@ func (e *Eval) reset() {
 // DecodeRequest decodes the exchange's request into the Eval.
 func (e *Eval) DecodeRequest(data []byte) error {
 	e.In.RawRequest = data
-	if err := DecodeRequest(data, &e.req); err != nil {
+	dsa, err := decodeRequest(data, &e.req)
+	if err != nil {
 		return err
 	}
 	e.In.Request = &e.req
+	e.In.RegsDSA = dsa
 	return nil
 }
 
@@ -199,6 +201,8 @@ func (e *Eval) SetLatency(ms float64) { e.In.LatencyMs, e.In.LatencyKnown = ms, 
 // Run judges the decoded pair under snap. The pass path allocates nothing.
 func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	e.snap, e.all = snap, opt.All
+	e.stop, e.respDie, e.respLst = "", false, false
+	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
 	in := &e.In
 	in.Rates = snap.Rates
 	if in.Response == nil {

@@ -1,39 +1,43 @@
 package gates
 
+// currency (OpenRTB 2.6 §3.2.1 BidRequest.cur, §4.2.1 BidResponse.cur): a
+// response gate. The response currency (default USD) must be one the request
+// accepts; a request without a non-blank cur entry accepts any currency and
+// the gate is skipped (no cur in request). Codes are compared exactly
+// (ISO-4217 codes are upper case: "usd" is not "USD"). Codes 3 / 300.
+//
+// The file is not named currency.go: that name holds the conversion helpers
+// shared by bidSanity and floor.
+
 import (
-	"math"
+	"strings"
 
 	"github.com/bidguard/bidguard/engine"
 )
 
-// Currency conversion shared by bidSanity and floor. Rates come from the
-// default policy's currencyRates (engine.Rates): an amount in `from` is
-// worth amount*Rate(from, to) in `to`.
+type currency struct{}
 
-// defaultCur is the currency of an absent cur/bidfloorcur.
-func defaultCur(c string) string {
-	if c == "" {
-		return "USD"
-	}
-	return c
+var currencyFactory = engine.Factory{
+	Name: "currency", ResultName: "rtb.currency", Kind: engine.Response,
+	New: func(any, engine.Env) (engine.Gate, error) { return &currency{}, nil },
 }
 
-// convert returns amount (in from) expressed in to, rounded to 6 decimals,
-// and whether a rate exists.
-func convert(r *engine.Rates, amount float64, from, to string) (float64, bool) {
-	from, to = defaultCur(from), defaultCur(to)
-	rate, ok := r.Rate(from, to)
-	if !ok {
-		return 0, false
+func (g *currency) Kind() engine.Kind { return engine.Response }
+
+// CheckResponse fails a response whose currency the request does not accept.
+func (g *currency) CheckResponse(in *engine.Input) engine.Verdict {
+	cur := in.ResponseCur()
+	listed := false
+	for _, c := range in.Request.Cur {
+		if c == cur {
+			return engine.Pass()
+		}
+		listed = listed || strings.TrimSpace(c) != ""
 	}
-	if from == to {
-		return amount, true
+	if !listed {
+		return engine.Skip("no cur in request")
 	}
-	return roundMicros(amount * rate), true
+	return engine.Reject("currency "+quote(cur)+" not accepted", 3, 300)
 }
 
-// roundMicros rounds to 6 decimals, half to even.
-func roundMicros(v float64) float64 { return float64(toMicros(v)) / 1e6 }
-
-// toMicros converts an amount to integer micro-units, rounding half to even.
-func toMicros(v float64) int64 { return int64(math.RoundToEven(v * 1e6)) }
+var _ engine.ResponseGate = (*currency)(nil)

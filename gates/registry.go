@@ -6,10 +6,25 @@ import "github.com/bidguard/bidguard/engine"
 // no init() registration. Keep it sorted by factory name, one line per gate.
 func Builtin() engine.Registry {
 	list := []engine.Factory{
+		adomainVerifyFactory,
+		audienceSafetyFactory,
+		badvComplianceFactory,
+		bappComplianceFactory,
+		battrComplianceFactory,
+		bcatComplianceFactory,
 		bidSanityFactory,
+		creativeSizeFactory,
+		currencyFactory,
+		dealFactory,
+		dsaFactory,
+		floorFactory,
 		impidMatchFactory,
 		latencyFactory,
+		mediaTypeFactory,
+		requiredFieldsFactory,
+		responseIDFactory,
 		tmaxGuardFactory,
+		uniqueBidIDFactory,
 	}
 	r := make(engine.Registry, len(list))
 	for _, f := range list {

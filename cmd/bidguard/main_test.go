@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func files(t *testing.T, kv ...string) string {
+	dir := t.TempDir()
+	for i := 0; i+1 < len(kv); i += 2 {
+		require.NoError(t, writeFile(filepath.Join(dir, kv[i]), kv[i+1]))
+	}
+	return dir
+}
+
+const goodReq = `{"id":"r1","tmax":100,"imp":[{"id":"1","bidfloor":0.5}]}`
+
+func TestCheckExitCodes(t *testing.T) {
+	dir := files(t,
+		"req.json", goodReq,
+		"ok.json", `{"id":"r1","seatbid":[{"seat":"s","bid":[{"id":"b1","impid":"1","price":1,"crid":"c","adomain":["brand.com"],"adm":"<b>hi</b>"}]}]}`,
+		"bad.json", `{"id":"r1","seatbid":[{"seat":"s","bid":[{"id":"b1","impid":"7","price":1}]}]}`,
+		"typed.json", `{"id":"r1","seatbid":[{"bid":[{"id":"b1","impid":"1","price":"1"}]}]}`,
+		"malformed.json", `{"id":`,
+		"big.json", `{"id":"r1","ext":"`+strings.Repeat("x", 300)+`"}`,
+		"small.yaml", "limits: {maxResponseBytes: 100}\n",
+		"broken.yaml", "policy: {gates: [{gate: nope}]}\n",
+	)
+	p := func(n string) string { return filepath.Join(dir, n) }
+
+	code, out, errOut := runCmd("check", "--request", p("req.json"), "--response", p("ok.json"))
+	require.Equal(t, 0, code, errOut)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, true, rep["passed"])
+	require.Equal(t, "forward", rep["action"])
+	for _, k := range []string{"gates", "rejected", "warned", "response"} {
+		require.Contains(t, rep, k)
+	}
+
+	code, out, _ = runCmd("check", "--request", p("req.json"), "--response", p("bad.json"))
+	require.Equal(t, 1, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Equal(t, "no-bid", rep["action"])
+	require.Nil(t, rep["response"])
+	rej := rep["rejected"].([]any)[0].(map[string]any)
+	require.Equal(t, map[string]any{"seat": "s", "bid_id": "b1", "impid": "7", "gate": "rtb.impid-match",
+		"reason": "bid impid not present in request", "loss": 3.0, "nbr": 300.0}, rej)
+
+	exit2 := func(wantPrefix string, args ...string) {
+		t.Helper()
+		code, out, errOut := runCmd(append([]string{"check"}, args...)...)
+		require.Equal(t, 2, code, errOut)
+		require.Empty(t, out)
+		require.Equal(t, 1, strings.Count(errOut, "\n"), errOut)
+		require.True(t, strings.HasPrefix(errOut, wantPrefix), errOut)
+	}
+	exit2(p("typed.json")+": ", "--request", p("req.json"), "--response", p("typed.json"))
+	exit2(p("malformed.json")+": ", "--request", p("req.json"), "--response", p("malformed.json"))
+	exit2(p("malformed.json")+": ", "--request", p("malformed.json"), "--response", p("ok.json"))
+	exit2(p("missing.json")+": ", "--request", p("req.json"), "--response", p("missing.json"))
+	exit2(p("big.json")+": ", "--request", p("req.json"), "--response", p("big.json"), "--config", p("small.yaml"))
+	exit2(p("broken.yaml")+": ", "--request", p("req.json"), "--response", p("ok.json"), "--config", p("broken.yaml"))
+	exit2("check: ", "--request", p("req.json"))
+	exit2("check: ", "--request", p("req.json"), "--response", p("ok.json"), "--elapsed-ms", "-1")
+	exit2("check: ", "--request", p("req.json"), "--response", p("ok.json"), "--elapsed-ms", "1.5")
+	exit2("check: ", "--request", p("req.json"), "--response", p("ok.json"), "--latency-ms", "-3")
+	exit2("check: ", "--request", p("req.json"), "--response", p("ok.json"), "--bogus")
+}
+
+func TestCheckFrozenClockAndLatency(t *testing.T) {
+	dir := files(t,
+		"req.json", goodReq,
+		"resp.json", `{"id":"r1","seatbid":[{"bid":[{"id":"b1","impid":"1","price":1}]}]}`,
+		"lat.yaml", "policy:\n  gates: [{gate: tmaxGuard}, {gate: latency, options: {maxMs: 50}}]\n",
+	)
+	p := func(n string) string { return filepath.Join(dir, n) }
+	base := []string{"check", "--request", p("req.json"), "--response", p("resp.json"), "--config", p("lat.yaml")}
+	code, _, _ := runCmd(append(base, "--elapsed-ms", "90", "--latency-ms", "50")...)
+	require.Equal(t, 0, code)
+	code, out, _ := runCmd(append(base, "--elapsed-ms", "91")...)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "tmax budget exhausted (4ms left, buffer 5ms)")
+	code, out, _ = runCmd(append(base, "--latency-ms", "51")...)
+	require.Equal(t, 1, code)
+	require.Contains(t, out, "latency 51ms exceeds 50ms threshold")
+}
+
+func TestConfigValidate(t *testing.T) {
+	dir := files(t,
+		"good.yaml", "policy:\n  gates: [{gate: impidMatch}]\nseats:\n  acme: {addGates: [{gate: bidSanity, options: {maxPrice: 3}}]}\n",
+		"bad.yaml", "policy:\n  gates: [{gate: impidMatch, mode: loud}, {gate: latency}]\nextra: 1\n",
+	)
+	code, out, _ := runCmd("config", "validate", "--config", filepath.Join(dir, "good.yaml"))
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "acme")
+	require.Contains(t, out, "rtb.bid-sanity")
+	code, _, errOut := runCmd("config", "validate", "--config", filepath.Join(dir, "bad.yaml"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, `unknown key "extra"`)
+	code, _, _ = runCmd("config", "validate", "--config", filepath.Join(dir, "nope.yaml"))
+	require.Equal(t, 2, code)
+	code, _, _ = runCmd("config", "validate", "--bogus")
+	require.Equal(t, 2, code)
+	code, out, _ = runCmd("config", "validate")
+	require.Equal(t, 0, code, "the embedded config is valid")
+	require.Contains(t, out, "rtb.tmax-guard")
+}
+
+func TestVersion(t *testing.T) {
+	code, out, _ := runCmd("version")
+	require.Equal(t, 0, code)
+	require.Regexp(t, `^bidguard \S+ go\S+ config [0-9a-f]{12}\n$`, out)
+}

@@ -1,0 +1,34 @@
+//go:build !race
+
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/bidguard/bidguard/configs"
+	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/gates"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRunPassPathAllocs proves the engine's pass path allocates nothing: the
+// whole embedded default policy over the typical pair, decoding aside.
+func TestRunPassPathAllocs(t *testing.T) {
+	cfg, err := engine.ParseConfig(configs.DefaultName, configs.Default)
+	require.NoError(t, err)
+	snap, err := engine.Compile(cfg, configs.DefaultName, configs.Default, gates.Builtin())
+	require.NoError(t, err)
+	ev := typicalEval(t)
+	defer engine.ReleaseEval(ev)
+	now := time.Now()
+	ev.SetDeadline(now, now.Add(time.Hour))
+	ev.SetLatency(20)
+	out := ev.Run(snap, engine.RunOptions{Upstream: "dsp"})
+	require.True(t, out.Passed(), "%+v", out.Gates)
+	require.Equal(t, engine.Forward, out.Action)
+	allocs := testing.AllocsPerRun(200, func() {
+		ev.Run(snap, engine.RunOptions{Upstream: "dsp"})
+	})
+	require.Zero(t, allocs)
+}

@@ -1,0 +1,96 @@
+package engine_test
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/bidguard/bidguard/configs"
+	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/gates"
+	"github.com/prebid/openrtb/v20/openrtb2"
+	"github.com/stretchr/testify/require"
+)
+
+func readTypical(tb testing.TB) (req, resp []byte) {
+	tb.Helper()
+	req, err := os.ReadFile("testdata/typical-request.json")
+	require.NoError(tb, err)
+	resp, err = os.ReadFile("testdata/typical-response.json")
+	require.NoError(tb, err)
+	return req, resp
+}
+
+func typicalEval(tb testing.TB) *engine.Eval {
+	tb.Helper()
+	req, resp := readTypical(tb)
+	ev := engine.AcquireEval()
+	require.NoError(tb, ev.DecodeRequest(req))
+	require.NoError(tb, ev.DecodeResponse(resp, 1000))
+	return ev
+}
+
+func defaultSnapshot(tb testing.TB) *engine.Snapshot {
+	tb.Helper()
+	cfg, err := engine.ParseConfig(configs.DefaultName, configs.Default)
+	require.NoError(tb, err)
+	snap, err := engine.Compile(cfg, configs.DefaultName, configs.Default, gates.Builtin())
+	require.NoError(tb, err)
+	return snap
+}
+
+func BenchmarkDecodeRequest(b *testing.B) {
+	req, _ := readTypical(b)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(req)))
+	for b.Loop() {
+		var r openrtb2.BidRequest
+		if err := engine.DecodeRequest(req, &r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeResponse(b *testing.B) {
+	_, resp := readTypical(b)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(resp)))
+	var bids []engine.Bid
+	for b.Loop() {
+		var r openrtb2.BidResponse
+		var err error
+		if bids, _, err = engine.DecodeResponse(resp, 1000, &r, bids[:0]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDefaultPolicy runs the embedded default policy on the decoded
+// typical pair: the engine's own cost, decoding excluded.
+func BenchmarkDefaultPolicy(b *testing.B) {
+	snap := defaultSnapshot(b)
+	ev := typicalEval(b)
+	defer engine.ReleaseEval(ev)
+	now := time.Now()
+	ev.SetDeadline(now, now.Add(time.Hour))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !ev.Run(snap, engine.RunOptions{}).Passed() {
+			b.Fatal("typical pair rejected")
+		}
+	}
+}
+
+// BenchmarkCheck is the whole `check` evaluation: decode both, run, encode.
+func BenchmarkCheck(b *testing.B) {
+	snap := defaultSnapshot(b)
+	req, resp := readTypical(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		rep, ev, err := engine.Check(snap, req, resp, engine.CheckOptions{LatencyMs: -1})
+		if err != nil || !rep.Passed {
+			b.Fatal(err)
+		}
+		engine.ReleaseEval(ev)
+	}
+}

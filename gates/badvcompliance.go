@@ -1,0 +1,46 @@
+package gates
+
+// badvCompliance (OpenRTB 2.6 §3.2.1, BidRequest.badv; §4.2.3, Bid.adomain):
+// no advertiser domain of a bid may equal, or be a subdomain of, a domain the
+// request blocks. Both sides are normalised as in adomainVerify (domain.go),
+// so "Shop.Blocked.COM" is blocked by "blocked.com" and "notblocked.com" is
+// not. Codes 205 / 356.
+
+import (
+	"strings"
+
+	"github.com/bidguard/bidguard/engine"
+)
+
+type badvCompliance struct{}
+
+var badvComplianceFactory = engine.Factory{
+	Name: "badvCompliance", ResultName: "rtb.badv-compliance", Kind: engine.PerBid,
+	New: func(any, engine.Env) (engine.Gate, error) { return &badvCompliance{}, nil },
+}
+
+func (g *badvCompliance) Kind() engine.Kind { return engine.PerBid }
+
+// Prepare skips a request whose badv holds no non-blank entry.
+func (g *badvCompliance) Prepare(in *engine.Input) string {
+	if !hasDomainEntry(in.Request.BAdv) {
+		return "no badv in request"
+	}
+	return ""
+}
+
+// CheckBid rejects the first adomain entry that badv covers.
+func (g *badvCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
+	for _, raw := range b.ADomain {
+		if strings.TrimSpace(raw) == "" {
+			continue
+		}
+		d, _ := normalizeDomain(raw)
+		if listCovers(in.Request.BAdv, d) {
+			return engine.Reject("blocked advertiser domain: "+quote(d), 205, 356)
+		}
+	}
+	return engine.Pass()
+}
+
+var _ engine.BidGate = (*badvCompliance)(nil)

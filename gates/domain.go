@@ -1,0 +1,306 @@
+package gates
+
+import (
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/net/idna"
+)
+
+// Domain names as adomainVerify, badvCompliance, deal (wadomain) and
+// seatPolicy compare them (GATES.md, adomainVerify).
+//
+// A domain is normalised by trimming white space, lower-casing, and
+// converting Unicode labels to punycode with the IDNA (UTS #46) lookup
+// mapping, so that "Bücher.de", "BÜCHER.DE" and "xn--bcher-kva.de" are one
+// name and full-width or soft-hyphenated spellings of a placeholder are still
+// caught. ASCII input is only lower-cased, except that an "xn--" label is
+// decoded and validated. Normalisation allocates nothing for input that is
+// already normalised ASCII without an "xn--" label (the pass path); anything
+// else may allocate.
+//
+// Matching is "equal to, or a subdomain of": a name covers itself and every
+// name ending in "." + itself ("blocked.com" covers "ads.blocked.com", not
+// "notblocked.com"). One trailing dot, on either side, is ignored when
+// matching (the hostname rule still rejects it in adomainVerify).
+
+// domainProfile is the IDNA lookup profile with the hyphen-position check
+// off: the hostname rule decides about hyphens, and real hosts such as
+// "r3--sn-abc.example-cdn.net" carry "--" in positions 3-4.
+var domainProfile = idna.New(
+	idna.MapForLookup(),
+	idna.BidiRule(),
+	idna.Transitional(false),
+	idna.CheckHyphens(false),
+)
+
+// Limits of the hostname rule.
+const (
+	maxHostnameLen = 253
+	maxLabelLen    = 63
+)
+
+// normalizeDomain trims, lower-cases and converts s to punycode. ok is false
+// when IDNA rejected the name (a disallowed character, a bad "xn--" label,
+// invalid UTF-8);
+// d is then a best-effort form, still fit for a placeholder check and a
+// reason. d may be empty.
+func normalizeDomain(s string) (d string, ok bool) {
+	s = strings.TrimSpace(s)
+	ascii, lower := true, true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			lower = false
+		}
+	}
+	if ascii {
+		if !lower {
+			s = strings.ToLower(s)
+		}
+		if !hasPunycodeLabel(s) {
+			return s, true
+		}
+	}
+	if !utf8.ValidString(s) {
+		// IDNA would read the bad bytes as U+FFFD and encode them.
+		return s, false
+	}
+	d, err := domainProfile.ToASCII(s)
+	return d, err == nil
+}
+
+// hasPunycodeLabel reports whether a lower-case name has a label starting
+// with "xn--".
+func hasPunycodeLabel(s string) bool {
+	return strings.HasPrefix(s, "xn--") || strings.Contains(s, ".xn--")
+}
+
+// isHostname applies the hostname rule to a normalised name: two or more
+// dot-separated labels of [a-z0-9-], 1-63 characters each, not starting or
+// ending with '-', the last label letters only or an "xn--" label, 253
+// characters at most, no trailing dot. A scheme, port, path, '@' or space
+// fails the character rule.
+func isHostname(d string) bool {
+	if len(d) == 0 || len(d) > maxHostnameLen {
+		return false
+	}
+	labels, start := 0, 0
+	for i := 0; i <= len(d); i++ {
+		if i < len(d) {
+			if c := d[i]; c != '.' {
+				if !isLDH(c) {
+					return false
+				}
+				continue
+			}
+		}
+		if !isLabel(d[start:i]) {
+			return false
+		}
+		labels++
+		start = i + 1
+	}
+	last := d[strings.LastIndexByte(d, '.')+1:]
+	return labels >= 2 && (isLetters(last) || strings.HasPrefix(last, "xn--"))
+}
+
+// isLabel reports whether l is 1-63 characters of [a-z0-9-] that neither
+// start nor end with '-'.
+func isLabel(l string) bool {
+	if len(l) == 0 || len(l) > maxLabelLen || l[0] == '-' || l[len(l)-1] == '-' {
+		return false
+	}
+	for i := 0; i < len(l); i++ {
+		if !isLDH(l[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isLDH(c byte) bool {
+	return ('a' <= c && c <= 'z') || ('0' <= c && c <= '9') || c == '-'
+}
+
+func isLetters(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 'a' || c > 'z' {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// trimDot removes one trailing dot.
+func trimDot(s string) string {
+	if len(s) > 0 && s[len(s)-1] == '.' {
+		return s[:len(s)-1]
+	}
+	return s
+}
+
+// underDomain reports whether the normalised name d equals parent or is a
+// subdomain of it. An empty parent covers nothing.
+func underDomain(d, parent string) bool {
+	d, parent = trimDot(d), trimDot(parent)
+	if parent == "" || len(d) < len(parent) {
+		return false
+	}
+	if len(d) == len(parent) {
+		return d == parent
+	}
+	cut := len(d) - len(parent)
+	return d[cut-1] == '.' && d[cut:] == parent
+}
+
+// underDomainFold is underDomain for an ASCII parent in any letter case: it
+// compares without lower-casing parent into a new string.
+func underDomainFold(d, parent string) bool {
+	d, parent = trimDot(d), trimDot(parent)
+	if parent == "" || len(d) < len(parent) {
+		return false
+	}
+	cut := len(d) - len(parent)
+	if cut > 0 && d[cut-1] != '.' {
+		return false
+	}
+	tail := d[cut:]
+	for i := 0; i < len(parent); i++ {
+		c := parent[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if tail[i] != c {
+			return false
+		}
+	}
+	return true
+}
+
+// isASCII reports whether s holds only ASCII bytes.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// listCovers reports whether one entry of a domain list taken from the
+// request (badv, deal.wadomain) equals d, a normalised name, or is a parent
+// of it. Entries are normalised as they are read; blank entries are ignored.
+// It allocates nothing for ASCII entries in any letter case; an entry with
+// non-ASCII characters is converted on each call (linear in the list: the
+// request's lists are short, and a gate keeps no per-request state).
+func listCovers(list []string, d string) bool {
+	for _, e := range list {
+		e = strings.TrimSpace(e)
+		if e == "" {
+			continue
+		}
+		if isASCII(e) {
+			if underDomainFold(d, e) {
+				return true
+			}
+			continue
+		}
+		if n, _ := normalizeDomain(e); underDomain(d, n) {
+			return true
+		}
+	}
+	return false
+}
+
+// hasDomainEntry reports whether a request list holds an entry that is not
+// blank.
+func hasDomainEntry(list []string) bool {
+	for _, e := range list {
+		if strings.TrimSpace(e) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// domainSet is a set of normalised names compiled from configuration,
+// matched by "equal to or subdomain of" with one map lookup per label of the
+// name under test. It is immutable once built and safe for concurrent use.
+type domainSet struct {
+	m map[string]struct{}
+}
+
+// newDomainSet builds a set from names already normalised by configDomain.
+func newDomainSet(names ...[]string) domainSet {
+	n := 0
+	for _, l := range names {
+		n += len(l)
+	}
+	s := domainSet{m: make(map[string]struct{}, n)}
+	for _, l := range names {
+		for _, d := range l {
+			if d = trimDot(d); d != "" {
+				s.m[d] = struct{}{}
+			}
+		}
+	}
+	return s
+}
+
+// match returns the member of the set that d, a normalised name, equals or
+// is under (the longest such member), and whether there is one. It
+// allocates nothing.
+func (s domainSet) match(d string) (string, bool) {
+	d = trimDot(d)
+	for d != "" {
+		if _, ok := s.m[d]; ok {
+			return d, true
+		}
+		i := strings.IndexByte(d, '.')
+		if i < 0 {
+			break
+		}
+		d = d[i+1:]
+	}
+	return "", false
+}
+
+// len is the number of names in the set.
+func (s domainSet) len() int { return len(s.m) }
+
+// configDomain normalises a domain given in a gate's options and checks it
+// is a domain name: one or more labels of the hostname rule (a single label
+// such as "localhost" is allowed), one trailing dot tolerated. The error
+// names neither the option nor the index; the caller adds them.
+func configDomain(s string) (string, error) {
+	if strings.TrimSpace(s) == "" {
+		return "", errors.New("is empty")
+	}
+	d, ok := normalizeDomain(s)
+	d = trimDot(d)
+	if !ok || d == "" || len(d) > maxHostnameLen {
+		return "", errors.New("is not a domain name")
+	}
+	for l := range strings.SplitSeq(d, ".") {
+		if !isLabel(l) {
+			return "", errors.New("is not a domain name")
+		}
+	}
+	return d, nil
+}
+
+// Placeholders of adomainVerify: each covers its subdomains.
+var (
+	defaultPlaceholders = []string{
+		"advertiserdomain.com", "example.com", "example.org", "example.net", "test.com",
+		"placeholder.com", "localhost", "foo.com", "bar.com",
+	}
+	// reservedTLDs (RFC 2606, RFC 6761): every name under them is a placeholder.
+	reservedTLDs = []string{"example", "test", "invalid", "localhost"}
+)
