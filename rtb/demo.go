@@ -56,9 +56,19 @@ func (d *DemoBidder) handle(ctx *fasthttp.RequestCtx) {
 		}
 		id := strconv.Itoa(i + 1)
 		g := obj{"id": "good-" + id, "impid": imp.ID, "price": price, "crid": "demo-cr-" + id,
-			"adomain": []string{"demo-brand.example"}, "adm": `<div class="demo-ad">bidguard demo ad</div>`}
-		if b := imp.Banner; b != nil && b.W != nil && b.H != nil {
-			g["w"], g["h"] = *b.W, *b.H
+			"adomain": []string{"bidguard-demo.com"}}
+		switch {
+		case imp.Banner != nil:
+			g["mtype"], g["adm"] = 1, `<div class="demo-ad">bidguard demo ad</div>`
+			if w, h := bannerSize(imp.Banner); w > 0 {
+				g["w"], g["h"] = w, h
+			}
+		case imp.Video != nil:
+			g["mtype"], g["adm"] = 2, demoVAST
+		case imp.Audio != nil:
+			g["mtype"], g["adm"] = 3, demoVAST
+		case imp.Native != nil:
+			g["mtype"], g["adm"] = 4, `{"native":{"ver":"1.2","assets":[]}}`
 		}
 		switch n % 4 {
 		case 0:
@@ -83,4 +93,19 @@ func (d *DemoBidder) handle(ctx *fasthttp.RequestCtx) {
 	body, _ := json.Marshal(obj{"id": req.ID, "bidid": "demo-" + strconv.FormatUint(n, 10), "cur": "USD", "seatbid": seatbid})
 	ctx.SetContentType("application/json")
 	ctx.SetBody(body)
+}
+
+const demoVAST = `<VAST version="4.0"><Ad id="demo"><InLine><AdSystem>bidguard demo</AdSystem><AdTitle>demo</AdTitle></InLine></Ad></VAST>`
+
+// bannerSize is the banner's w×h, else its first fixed format.
+func bannerSize(b *openrtb2.Banner) (w, h int64) {
+	if b.W != nil && b.H != nil {
+		return *b.W, *b.H
+	}
+	for _, f := range b.Format {
+		if f.W > 0 && f.H > 0 {
+			return f.W, f.H
+		}
+	}
+	return 0, 0
 }

@@ -1,12 +1,134 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/rtb"
 )
 
-// runServe is replaced by the sidecar's serve command (issue 6).
+// shutdownGrace bounds the graceful shutdown: requests in flight finish
+// well within it (tmax is capped at deadline.maxTmaxMs).
+const shutdownGrace = 10 * time.Second
+
+// serveFlags are the flags of `bidguard serve`.
+type serveFlags struct {
+	config, listen, upstream string
+	demo                     bool
+}
+
+// runServe is `bidguard serve`: exit 0 after a graceful shutdown on SIGTERM
+// or SIGINT, 1 on a startup error (bad config, address in use), 2 on bad
+// flags. Nothing listens before the config is loaded and compiled.
 func runServe(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "bidguard serve: not built yet")
-	return 2
+	fs := newFlags("serve")
+	var f serveFlags
+	fs.StringVar(&f.config, "config", "", "config file (default: the embedded config)")
+	fs.StringVar(&f.listen, "listen", "", "exchange-facing address (replaces listen)")
+	fs.StringVar(&f.upstream, "upstream", "", "bidder URL (replaces upstreams by {name: default, url: URL, path: /})")
+	fs.BoolVar(&f.demo, "demo", false, "start a demo bidder on loopback and route to it")
+	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "serve: %v\n", flagErr(err, fs))
+		return 2
+	}
+	switch {
+	case f.demo && f.upstream != "":
+		fmt.Fprintln(stderr, "serve: --demo and --upstream cannot be combined")
+		return 2
+	case f.upstream != "" && !strings.HasPrefix(f.upstream, "http://") && !strings.HasPrefix(f.upstream, "https://"):
+		fmt.Fprintf(stderr, "serve: --upstream: %q is not an http(s) URL\n", f.upstream)
+		return 2
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	return serve(ctx, f, stdout, stderr)
+}
+
+// serve runs the sidecar until ctx is done, then shuts down gracefully.
+func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) int {
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	fail := func(err error) int {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(stderr, "serve: %s\n", line)
+		}
+		return 1
+	}
+	snap, err := loadSnapshot(f.config)
+	if err != nil {
+		return fail(err)
+	}
+	if f.demo {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fail(fmt.Errorf("demo bidder: %w", err))
+		}
+		demo := rtb.NewDemoBidder()
+		go func() { _ = demo.Serve(ln) }()
+		defer demo.Close()
+		f.upstream = "http://" + ln.Addr().String() + "/bid"
+		log.Info("demo bidder started", "url", f.upstream)
+	}
+	applyServeFlags(snap, f)
+
+	var holder engine.Holder
+	holder.Store(snap)
+	srv, err := rtb.New(&holder, rtb.Options{Version: version, Logger: log})
+	if err != nil {
+		return fail(err)
+	}
+	cfg := snap.Config
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		return fail(err)
+	}
+	aln, err := net.Listen("tcp", cfg.AdminListen)
+	if err != nil {
+		_ = ln.Close()
+		return fail(err)
+	}
+	errc := make(chan error, 2)
+	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- srv.ServeAdmin(aln) }()
+	if len(cfg.Upstreams) == 0 {
+		log.Warn("no upstreams configured: every bid request is answered 404 (use --upstream URL or --demo)")
+	}
+	fmt.Fprintf(stdout, "bidguard %s serving on %s (admin %s), config %s\n", version, ln.Addr(), aln.Addr(), snap.Version)
+	log.Info("serving", "listen", ln.Addr().String(), "admin", aln.Addr().String(), "config", snap.Version, "upstreams", len(cfg.Upstreams))
+
+	code := 0
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-errc:
+		log.Error("listener failed", "error", err)
+		code = 1
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.Canceled) {
+		log.Error("shutdown", "error", err)
+	}
+	log.Info("stopped")
+	return code
+}
+
+// applyServeFlags applies --listen and --upstream to a freshly loaded
+// snapshot (before it is shared); a reload applies them again.
+func applyServeFlags(snap *engine.Snapshot, f serveFlags) {
+	if f.listen != "" {
+		snap.Config.Listen = f.listen
+	}
+	if f.upstream != "" {
+		snap.Config.Upstreams = []engine.Upstream{{Name: "default", URL: f.upstream, Path: "/"}}
+	}
 }

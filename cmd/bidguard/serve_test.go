@@ -1,0 +1,168 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/configs"
+)
+
+// loopbackConfig is the embedded config listening on free loopback ports.
+func loopbackConfig(t *testing.T) string {
+	t.Helper()
+	cfg := string(configs.Default)
+	cfg = regexp.MustCompile(`(?m)^listen: .*$`).ReplaceAllString(cfg, "listen: 127.0.0.1:0")
+	cfg = regexp.MustCompile(`(?m)^adminListen: .*$`).ReplaceAllString(cfg, "adminListen: 127.0.0.1:0")
+	path := filepath.Join(t.TempDir(), "bidguard.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
+	return path
+}
+
+var servingLine = regexp.MustCompile(`serving on (\S+) \(admin (\S+)\)`)
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServeStartupErrors(t *testing.T) {
+	dir := files(t, "broken.yaml", "policy: {gates: [{gate: nope}]}\n", "unknown.yaml", "listen: 127.0.0.1:0\nnope: 1\n")
+	f := func(want int, args ...string) string {
+		t.Helper()
+		start := time.Now()
+		code, out, errOut := runCmd(append([]string{"serve"}, args...)...)
+		require.Equal(t, want, code, errOut)
+		require.Empty(t, out, "nothing listened")
+		require.Less(t, time.Since(start), 5*time.Second)
+		return errOut
+	}
+	require.Contains(t, f(1, "--config", filepath.Join(dir, "broken.yaml")), "nope")
+	require.Contains(t, f(1, "--config", filepath.Join(dir, "unknown.yaml")), "nope")
+	f(1, "--config", filepath.Join(dir, "missing.yaml"))
+	f(2, "--bogus")
+	f(2, "extra-arg")
+	f(2, "--demo", "--upstream", "http://127.0.0.1:1/")
+	f(2, "--upstream", "ftp://bidder/")
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	require.Contains(t, f(1, "--config", loopbackConfig(t), "--listen", busy.Addr().String()), "address already in use")
+}
+
+// TestServeDemo runs serve --demo on the embedded policy: the rotating mix
+// of the demo bidder is forwarded, filtered, filtered, then refused.
+func TestServeDemo(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() { done <- serve(ctx, serveFlags{config: loopbackConfig(t), demo: true}, &out, &errOut) }()
+	var addr string
+	require.Eventually(t, func() bool {
+		m := servingLine.FindStringSubmatch(out.String())
+		if m != nil {
+			addr = m[1]
+		}
+		return m != nil
+	}, 5*time.Second, 10*time.Millisecond)
+
+	req := `{"id":"r1","tmax":500,"imp":[{"id":"1","banner":{"w":300,"h":250},"bidfloor":0.5},{"id":"2","video":{"mimes":["video/mp4"],"w":640,"h":480}}]}`
+	var statuses []int
+	var rejected []string
+	for range 4 {
+		resp, err := http.Post("http://"+addr+"/any/path", "application/json", strings.NewReader(req))
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		statuses = append(statuses, resp.StatusCode)
+		rejected = append(rejected, resp.Header.Get("X-Bidguard-Rejected"))
+	}
+	require.Equal(t, []int{200, 200, 200, 204}, statuses, "stderr: %s", errOut.String())
+	require.Equal(t, []string{"0", "2", "2", "2"}, rejected)
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code)
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+// TestServeHelperProcess is not a test: TestServeSignals runs the test
+// binary as a child that executes `bidguard serve`.
+func TestServeHelperProcess(t *testing.T) {
+	if os.Getenv("BIDGUARD_SERVE_HELPER") != "1" {
+		t.Skip("helper process")
+	}
+	args := os.Args
+	for i, a := range args {
+		if a == "--" {
+			args = args[i+1:]
+			break
+		}
+	}
+	os.Exit(run(args, os.Stdout, os.Stderr))
+}
+
+func TestServeSignals(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeHelperProcess$", "--",
+				"serve", "--config", loopbackConfig(t), "--upstream", "http://127.0.0.1:1/")
+			cmd.Env = append(os.Environ(), "BIDGUARD_SERVE_HELPER=1")
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			var stderr syncBuffer
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			require.NoError(t, err, "stderr: %s", stderr.String())
+			m := servingLine.FindStringSubmatch(line)
+			require.NotNil(t, m, line)
+
+			resp, err := http.Get("http://" + m[2] + "/readyz")
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, 200, resp.StatusCode)
+			// The bidder refuses connections: a 204 by the deadline.
+			resp, err = http.Post("http://"+m[1]+"/", "application/json", strings.NewReader(`{"id":"r","imp":[{"id":"1"}]}`))
+			require.NoError(t, err)
+			resp.Body.Close()
+			require.Equal(t, 204, resp.StatusCode)
+
+			require.NoError(t, cmd.Process.Signal(sig))
+			require.NoError(t, cmd.Wait(), "exit 0 after a graceful shutdown; stderr: %s", stderr.String())
+			require.Contains(t, stderr.String(), "stopped")
+		})
+	}
+}
