@@ -27,21 +27,26 @@ var (
 )
 
 // handle is the exchange-facing handler: routing and the checks of the HTTP
-// behaviour table that need no body, then the bid path.
+// behaviour table that need no body, then the bid path. Every panic under it
+// is recovered by finish.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	arrival := time.Now()
+	var c call
+	defer s.finish(ctx, &c)
 	snap := s.holder.Load()
 	if snap == nil {
 		ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 		return
 	}
 	st := s.stateFor(snap)
+	c.st = st
 	ctx.Response.Header.SetBytesV(hdrConfig, st.version)
 	up := st.route(ctx.Path())
 	um := s.meters.none
 	if up != nil {
 		um = up.m
 	}
+	c.um = um
 	switch {
 	case !ctx.IsPost():
 		ctx.Response.Header.Set("Allow", fasthttp.MethodPost)
@@ -71,13 +76,30 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedInflight)
 		return
 	}
-	defer s.limiter.Release()
-	s.bid(ctx, st, up, arrival, gz)
+	c.slot = true
+	s.bid(ctx, &c, up, arrival, gz)
+}
+
+// finish runs when the handler returns: it gives back the in-flight slot and
+// the pooled state, or, after a panic, answers 204 and counts it.
+func (s *Server) finish(ctx *fasthttp.RequestCtx, c *call) {
+	if r := recover(); r != nil {
+		// The panicked request's pooled state is left to the GC.
+		s.recovered(ctx, c, r)
+	} else {
+		c.release()
+	}
+	if c.slot {
+		s.limiter.Release()
+	}
 }
 
 // call is one request's pooled state. None of it outlives the handler.
 type call struct {
 	stage   stage
+	st      *state
+	um      *upstreamMeters
+	slot    bool // holds an in-flight slot
 	ev      *engine.Eval
 	oreq    *fasthttp.Request
 	oresp   *fasthttp.Response
@@ -104,17 +126,9 @@ func (c *call) release() {
 }
 
 // bid runs the bid path of DESIGN.md from the body on: decode, deadlines,
-// the upstream call, judging, the answer. Panics are recovered here.
-func (s *Server) bid(ctx *fasthttp.RequestCtx, st *state, up *upstream, arrival time.Time, gz bool) {
-	var c call
-	defer func() {
-		if r := recover(); r != nil {
-			// The panicked request's pooled state is left to the GC.
-			s.recovered(ctx, st, up, c.stage, r)
-			return
-		}
-		c.release()
-	}()
+// the upstream call, judging, the answer.
+func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival time.Time, gz bool) {
+	st := c.st
 	lim := st.limits
 	body := ctx.Request.Body()
 	if gz {
@@ -153,7 +167,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, st *state, up *upstream, arrival 
 
 	c.stage = stageUpstream
 	c.oreq, c.oresp = fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	s.outbound(&c, ctx, up, body, int64(budget/time.Millisecond))
+	s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	start := time.Now()
 	err := up.client.DoDeadline(c.oreq, c.oresp, now.Add(budget))
 	latency := time.Since(start)
@@ -305,13 +319,19 @@ func upstreamFailed(ctx *fasthttp.RequestCtx, up *upstream, k errKind) {
 }
 
 // recovered answers a panicked request with a 204 and counts it.
-func (s *Server) recovered(ctx *fasthttp.RequestCtx, st *state, up *upstream, where stage, r any) {
+func (s *Server) recovered(ctx *fasthttp.RequestCtx, c *call, r any) {
 	ctx.Response.Reset()
 	ctx.Response.Header.SetNoDefaultContentType(true)
-	ctx.Response.Header.SetBytesV(hdrConfig, st.version)
-	s.meters.panics[where].Inc()
-	answer204(ctx, up.m, outPanic)
-	s.logLimited("panic recovered in the bid path", "where", stageNames[where], "panic", r, "stack", string(debug.Stack()))
+	if c.st != nil {
+		ctx.Response.Header.SetBytesV(hdrConfig, c.st.version)
+	}
+	um := c.um
+	if um == nil {
+		um = s.meters.none
+	}
+	s.meters.panics[c.stage].Inc()
+	answer204(ctx, um, outPanic)
+	s.logLimited("panic recovered in the bid path", "where", stageNames[c.stage], "panic", r, "stack", string(debug.Stack()))
 }
 
 // handleError answers requests fasthttp could not read: 413 over the body

@@ -32,7 +32,7 @@ func TestCleanResponseForwarded(t *testing.T) {
 
 // typicalWith returns the typical response with bid b2's impid replaced
 // (impidMatch rejects an unknown impid).
-func typicalWith(t *testing.T, old, new string) []byte {
+func typicalWith(t testing.TB, old, new string) []byte {
 	t.Helper()
 	r := readFile(t, "typical-response.json")
 	require.Contains(t, string(r), old)

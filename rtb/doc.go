@@ -1,4 +1,110 @@
 // Package rtb is the sidecar's bid path: the fasthttp server facing the
 // exchange, the upstream client, deadlines, forwarding, response rewriting and
 // the bid path's metrics. It is the only product package that imports fasthttp.
+//
+// A Server reads the current engine.Snapshot from an engine.Holder; each
+// request loads it once on arrival and keeps it to the end, so a reload
+// (Holder.Store) never changes a request in flight. What the bid path derives
+// from a snapshot (routes, pooled clients, metric series) is built once per
+// snapshot, by New, by Install, or by the first request that sees it.
+//
+// Lifetimes: everything a request acquires (the engine.Eval, the fasthttp
+// request and response to the bidder, pool buffers) is released before the
+// handler returns and must not be retained. Server methods are safe for
+// concurrent use.
+//
+// # HTTP decisions where DESIGN.md is silent
+//
+// Order of the checks on the exchange's request: method (405 with
+// Allow: POST, whatever the path), route (404), Content-Type (415),
+// Content-Encoding (415), shutdown and in-flight sheds (204), body size and
+// decompression (413, 400), decoding (400), then the budget (204).
+//
+//   - Routing is by exact match of the path fasthttp normalised (the query
+//     is ignored); "/" takes every path no other upstream routes.
+//   - A Content-Type header with an empty value counts as absent. Media types
+//     compare case-insensitively; parameters are allowed.
+//   - Request Content-Encoding: "gzip" and "x-gzip" are decoded under
+//     limits.maxRequestBytes (over: 413; corrupt: 400); "identity" is no
+//     encoding; anything else is 415 (unsupported content coding).
+//   - The wire cap on request bodies is the maxRequestBytes of the snapshot
+//     the Server started with; every request is also checked against its own
+//     snapshot's limit, so a reload can lower the limit at once, while a
+//     raise takes effect at the next start.
+//   - Requests fasthttp cannot read get empty-bodied answers too: 413 over
+//     the body cap, 431 for oversized headers, 408 on a read timeout, else
+//     400. The exchange listener's read and write timeouts are 10s, its idle
+//     keep-alive timeout 90s.
+//   - X-Bidguard-Config is on every answer of both listeners once a config is
+//     loaded (the exchange listener answers 503 before that; serve never
+//     listens before). X-Bidguard-Rejected is on every 200 and 204 answer to
+//     a routed POST: the number of bids removed from the bidder's answer (all
+//     of them for a response-level rejection, the document's bid count over
+//     limits.maxBids), 0 when nothing was judged (sheds, bidder failures,
+//     bidder no-bids) and under action: shadow. 4xx answers carry neither
+//     X-Bidguard-Rejected nor a body.
+//   - The only header taken from the bidder is Content-Type, and only when
+//     it is application/json with at most a utf-8 charset; otherwise the
+//     answer says application/json. No other bidder or exchange text reaches
+//     a header.
+//
+// To the bidder: a POST to the upstream URL with the exchange's Content-Type
+// (application/json when it sent none), its X-Openrtb-Version when present,
+// User-Agent: bidguard/<version>, Accept-Encoding: gzip only with
+// acceptEncoding: gzip, and no other exchange header (no cookies, no
+// X-Forwarded-For). The body is the exchange's, decompressed, with every
+// top-level member encoding/json would read as tmax (any case, escaped keys
+// included) removed and "tmax":⌊B⌋ written first; every other member is
+// copied byte for byte (FuzzAppendTmax). The hard deadline is now + B. A POST
+// is never retried, a stale keep-alive connection included. Clients are
+// pooled per (address, TLS, maxInFlight, maxResponseBytes), with at most
+// limits.maxInFlight connections and a 30s idle timeout.
+//
+// The bidder's answer:
+//
+//   - 204 is a no-bid. 3xx is kind="redirect" (never followed); other
+//     statuses outside 2xx are kind="http_status". Any other 2xx is judged.
+//   - A blank body is a no-bid. null, {} and a response without bids go
+//     through the engine like any response (as `check` does) and end as a
+//     no-bid 204 unless a gate that judges empty responses rejects them and
+//     seatNonBid asks for a body.
+//   - Content-Encoding gzip or x-gzip is decoded even when not asked for, under
+//     limits.maxResponseBytes (over: kind="too_large", so a gzip bomb stops at
+//     the cap; corrupt: kind="decompress"); "identity" is no encoding; any
+//     other coding is kind="bad_encoding".
+//   - Errors: kind="timeout" for the deadline (slow or hung bidder, dial
+//     timeout); "connect" for a refused or failed dial (and no free
+//     connection); "reset" for a connection closed or reset before a whole
+//     answer, or an answer that is not HTTP; "too_large" for a body over the
+//     wire cap; "bad_json" for any decode error of GATES.md "The model".
+//
+// Every one of these answers the exchange 204 at once, so by the deadline.
+//
+// Metrics (DESIGN.md "Metrics"). Label values come from the config and fixed
+// lists only:
+//
+//   - upstream="none" counts requests routed to no upstream (404, a 405 on an
+//     unrouted path, requests fasthttp could not read).
+//   - outcome: bid (forwarded unchanged, also under shadow), filtered,
+//     no_bid (the bidder had no bid), rejected (every bid removed or the
+//     response rejected, with or without a seatNonBid body), bad_request
+//     (400, 404, 405, 408, 415, 431), too_large (413), shed, upstream_error,
+//     panic.
+//   - seat: the key of the seat policy that judged the bid ("upstream/seat"
+//     or "seat"), or the seat as sent when quarantine.seats lists it, else
+//     "other". bids_total verdicts are exclusive per bid: rejected (removed),
+//     warned (forwarded with a warn-mode or shadow hit), passed (forwarded
+//     clean). bids_rejected_total counts each removed bid once, with the gate
+//     that removed it (a response-level rejection: each bid with that gate;
+//     over maxBids: seat="other", gate="limits.maxBids").
+//   - gate_duration_seconds observes every gate that ran (a skip without
+//     measured time is not observed); upstream_duration_seconds every call
+//     made, failed ones included.
+//
+// Shutdown turns /healthz and /readyz to 503 and answers requests that still
+// arrive on open connections with an immediate 204 (shed reason
+// "shutdown"); requests in flight finish. A panic is answered 204 and
+// counted by where it happened (gate, upstream, handler); the request's
+// pooled state is left to the garbage collector and the report is logged at
+// most once a second.
 package rtb

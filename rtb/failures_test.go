@@ -92,7 +92,7 @@ func gzipped(t testing.TB, data []byte) []byte {
 // counted by kind, and the bidder is called once.
 func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 	const tmax = 200
-	bomb := gzipped(t, make([]byte, 16<<20))
+	bomb := gzipped(t, make([]byte, 4<<20))
 	f := func(name, kind string, h http.HandlerFunc, rawURL string) {
 		t.Run(name, func(t *testing.T) {
 			url := rawURL

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -65,7 +66,7 @@ func startSidecar(t *testing.T, snap *engine.Snapshot) *sidecar {
 	if snap != nil {
 		sc.holder.Store(snap)
 	}
-	srv, err := New(sc.holder, Options{Version: "test"})
+	srv, err := New(sc.holder, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	require.NoError(t, err)
 	sc.srv = srv
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

@@ -1,0 +1,35 @@
+//go:build !race
+
+package rtb
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/engine"
+)
+
+// TestBidPathAllocs: what rtb adds to the engine's work allocates nothing
+// once warm: the tmax rewrite into a reused buffer, and the metrics of a
+// judged response whose series exist.
+func TestBidPathAllocs(t *testing.T) {
+	req := readFile(t, "typical-request.json")
+	dst := make([]byte, 0, 2*len(req))
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		dst, _ = appendTmax(dst[:0], req, 100)
+	}))
+
+	snap := compile(t, fmt.Sprintf(baseConfig, "http://127.0.0.1:1/")+"seats:\n  \"512\": {action: shadow}\n", nil)
+	m := newMeters()
+	sm := m.forSnapshot(snap)
+	ev := engine.AcquireEval()
+	defer engine.ReleaseEval(ev)
+	require.NoError(t, ev.DecodeRequest(req))
+	require.NoError(t, ev.DecodeResponse(typicalWith(t, `"id": "b3", "impid": "3"`, `"id": "b3", "impid": "9"`), 1000))
+	out := ev.Run(snap, engine.RunOptions{})
+	require.Len(t, out.Rejected, 1)
+	m.record(snap, sm, ev, out) // creates the rejected series
+	require.Zero(t, testing.AllocsPerRun(100, func() { m.record(snap, sm, ev, out) }))
+}
