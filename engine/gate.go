@@ -71,6 +71,14 @@ type DeadlineGate interface {
 	CheckDeadline(in *Input) Verdict
 }
 
+// DeadlineBuffer is implemented by the Guard gate: the budget, in ms, it
+// keeps for the gates after it. Compile checks that deadline.gateReserveMs
+// is at least the largest buffer + 1, so a bidder that answers within its
+// budget never trips the guard.
+type DeadlineBuffer interface {
+	BufferMs() float64
+}
+
 // EmptyJudge is implemented by gates that also judge a response without bids
 // (content's "output is empty"). JudgesEmpty reports whether this instance does.
 type EmptyJudge interface {

@@ -154,6 +154,7 @@ func Compile(cfg *Config, name string, data []byte, reg Registry) (*Snapshot, er
 		def.Gates = append(def.Gates, e)
 	}
 	errs = append(errs, checkNames(name, "policy", def.Gates)...)
+	errs = append(errs, checkGateReserve(name, cfg, def)...)
 	if len(cfg.Policy.Gates) == 0 {
 		s.Warnings = append(s.Warnings, "policy.gates is empty: every bid is forwarded unjudged")
 	}
@@ -187,6 +188,33 @@ func Compile(cfg *Config, name string, data []byte, reg Registry) (*Snapshot, er
 	s.Files = append(s.Files, files...)
 	s.Version = s.hash(data)
 	return s, nil
+}
+
+// checkGateReserve enforces gateReserveMs >= the largest tmaxGuard bufferMs
+// + 1, globally and in every upstream's deadline override.
+func checkGateReserve(name string, cfg *Config, def *Policy) []error {
+	buf := -1.0
+	for _, e := range def.Gates {
+		if b, ok := e.Gate.(DeadlineBuffer); ok && e.Mode != Off && b.BufferMs() > buf {
+			buf = b.BufferMs()
+		}
+	}
+	if buf < 0 {
+		return nil
+	}
+	var errs []error
+	check := func(path string, reserve int) {
+		if float64(reserve) < buf+1 {
+			errs = append(errs, fmt.Errorf("%s: %s.gateReserveMs: %d must be at least tmaxGuard bufferMs + 1 (%g)", name, path, reserve, buf+1))
+		}
+	}
+	check("deadline", cfg.Deadline.GateReserveMs)
+	for i, u := range cfg.Upstreams {
+		if u.Deadline.GateReserveMs != nil {
+			check(fmt.Sprintf("upstreams[%d].deadline", i), *u.Deadline.GateReserveMs)
+		}
+	}
+	return errs
 }
 
 func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConfig, watch func(string)) (*Policy, []error) {

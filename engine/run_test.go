@@ -283,6 +283,9 @@ func TestConfigErrors(t *testing.T) {
 	f(base+"  x/a: {}\n", `no upstream named "x"`)
 	f("policy:\n  currencyRates: {EURUSD: 1, USD/EUR: 0}\n", `"EURUSD" is not BASE/QUOTE`, `"USD/EUR" must be > 0`)
 	f("deadline: {maxTmaxMs: 10}\n", "leaves no bidder budget")
+	f("policy:\n  gates: [{gate: tmaxGuard, options: {bufferMs: 7}}]\n", "deadline.gateReserveMs: 7 must be at least tmaxGuard bufferMs + 1 (8)")
+	f("upstreams: [{name: a, url: 'http://127.0.0.1:1/', deadline: {gateReserveMs: 3}}]\npolicy:\n  gates: [{gate: tmaxGuard}]\n",
+		"upstreams[0].deadline.gateReserveMs: 3 must be at least tmaxGuard bufferMs + 1 (6)")
 	f("upstreams: [{name: a, url: ftp://x}, {name: a, url: 'http://x', path: nope}]\n", `is not an http(s) URL`, `"a" is used twice`, `must start with /`)
 }
 

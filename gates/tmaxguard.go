@@ -53,4 +53,10 @@ func (g *tmaxGuard) CheckDeadline(in *engine.Input) engine.Verdict {
 	return engine.Expire("tmax budget exhausted (" + formatMs(remaining) + "ms left, buffer " + formatMs(g.buffer) + "ms)")
 }
 
-var _ engine.DeadlineGate = (*tmaxGuard)(nil)
+// BufferMs is the budget the guard keeps for later gates.
+func (g *tmaxGuard) BufferMs() float64 { return g.buffer }
+
+var (
+	_ engine.DeadlineGate   = (*tmaxGuard)(nil)
+	_ engine.DeadlineBuffer = (*tmaxGuard)(nil)
+)
