@@ -18,10 +18,15 @@ lint:
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
+# Every native fuzz target, each for FUZZTIME.
 fuzz:
-	$(GO) test -run '^$$' -fuzz '^FuzzDecodeAndJudge$$' -fuzztime $(FUZZTIME) ./engine/
+	@for pkg in ./engine/ ./gates/ ./rtb/; do \
+	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/ ./rtb/
 
 ci: lint build test test-noalloc

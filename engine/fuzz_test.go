@@ -41,3 +41,19 @@ func FuzzDecodeAndJudge(f *testing.F) {
 		require.Equal(t, "forward", again.Action)
 	})
 }
+
+// FuzzDecodeRequest feeds arbitrary bytes as the exchange's request: the
+// decoder and the default policy must never panic, whatever they accept.
+func FuzzDecodeRequest(f *testing.F) {
+	req, resp := readTypical(f)
+	f.Add(req)
+	f.Add([]byte(`{"id":"1","imp":[{"id":"1","pmp":{"deals":[{"id":"d","wadomain":["xn--zz"]}]}}],"regs":{"dsa":{"dsarequired":3},"ext":{"coppa":1}}}`))
+	f.Add([]byte(`{"id":"1","imp":null,"tmax":-5,"cur":[],"bcat":[""],"cattax":99}`))
+	snap := defaultSnapshot(f)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		_, ev, err := engine.Check(snap, data, resp, engine.CheckOptions{LatencyMs: -1, All: true})
+		if err == nil {
+			engine.ReleaseEval(ev)
+		}
+	})
+}
