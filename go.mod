@@ -4,8 +4,10 @@ go 1.26.8
 
 require (
 	github.com/prebid/openrtb/v20 v20.3.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/text v0.43.0
 )
 
 require (

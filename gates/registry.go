@@ -7,8 +7,12 @@ import "github.com/bidguard/bidguard/engine"
 func Builtin() engine.Registry {
 	list := []engine.Factory{
 		bidSanityFactory,
+		contentFactory,
+		filesystemFactory,
 		impidMatchFactory,
 		latencyFactory,
+		piiFactory,
+		schemaFactory,
 		tmaxGuardFactory,
 	}
 	r := make(engine.Registry, len(list))
