@@ -211,7 +211,7 @@ func (w *walker) response(raw []byte) {
 			i = skipSpace(raw, i+1)
 		}
 		if isSeatbid {
-			i, _ = w.value(raw, i, modeSkip, false)
+			i = w.skipSeatbid(raw, i)
 			if !seatbids {
 				seatbids = true
 				w.seatbids()
@@ -224,6 +224,48 @@ func (w *walker) response(raw []byte) {
 			w.respHit(reason)
 		}
 	}
+}
+
+// skipSeatbid returns the index just past the raw seatbid value at data[i].
+// Each bid's raw bytes appear verbatim in it (encoding/json copies them
+// exactly), so it jumps over them, in order, instead of reading them.
+func (w *walker) skipSeatbid(data []byte, i int) int {
+	bids := w.in.Bids
+	next, depth := 0, 0
+	for i < len(data) {
+		switch data[i] {
+		case ' ', '\t', '\n', '\r', ',', ':':
+			i++
+			continue
+		case '"':
+			end, _ := stringEnd(data, i+1)
+			i = end + 1
+		case '{':
+			if depth > 0 && next < len(bids) && bytes.HasPrefix(data[i:], bids[next].Raw) {
+				i += len(bids[next].Raw)
+				next++
+				continue
+			}
+			depth++
+			i++
+			continue
+		case '[':
+			depth++
+			i++
+			continue
+		case '}', ']':
+			depth--
+			i++
+		default:
+			for i < len(data) && !isValueEnd(data[i]) {
+				i++
+			}
+		}
+		if depth <= 0 {
+			return i
+		}
+	}
+	return i
 }
 
 // seatbids walks the decoded seatbids: their non-bid values at response

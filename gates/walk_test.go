@@ -256,3 +256,79 @@ func buildGate(tb testing.TB, f engine.Factory, options string, env engine.Env) 
 	}
 	return snap.Default.Gates[0].Gate, nil
 }
+
+type nopMatcher struct{}
+
+func (nopMatcher) match([]byte) string { return "" }
+
+// BenchmarkWalk is the walker alone on the typical pair: the floor under
+// every scanning gate but schema.
+func BenchmarkWalk(b *testing.B) {
+	ev := typicalEval(b)
+	sc := &fakeScope{}
+	b.ReportAllocs()
+	for b.Loop() {
+		scanResponse(&ev.In, sc, nopMatcher{}, scanLimit{maxNodes: defaultMaxNodes})
+	}
+}
+
+func TestSkipSeatbidFindsTheValueEnd(t *testing.T) {
+	for _, resp := range []string{
+		`{"seatbid":[{"seat":"s","bid":[{"id":"b1","impid":"1","price":1,"adm":"}]\"{"}]}],"id":"x"}`,
+		`{"seatbid" : [ { "bid" : [ {"id":"b1","impid":"1","price":1} , {"id":"b2","impid":"1","price":2} ] , "seat":"a]" } ] , "id":"x"}`,
+		`{"seatbid":null,"id":"x"}`,
+		`{"seatbid":[],"id":"x"}`,
+		`{"seatbid":[{"bid":[{"id":"b1","impid":"1","price":1}]}],"seatbid":[{"bid":[{"id":"b2","impid":"1","price":1}]}],"id":"x"}`,
+	} {
+		ev := engine.AcquireEval()
+		require.NoError(t, ev.DecodeResponse([]byte(resp), 1000), resp)
+		w := &walker{in: &ev.In, max: defaultMaxNodes}
+		raw := []byte(resp)
+		start := skipSpace(raw, bytes.IndexByte(raw, ':')+1)
+		want, _ := w.value(raw, start, modeSkip, false)
+		require.Equal(t, want, w.skipSeatbid(raw, start), resp)
+		require.True(t, strings.HasPrefix(strings.TrimLeft(string(raw[want:]), " "), ","), resp)
+		engine.ReleaseEval(ev)
+	}
+}
+
+// TestScanGatesAreSafeForConcurrentUse runs one instance of each scanning
+// gate from several goroutines at once (meaningful under -race).
+func TestScanGatesAreSafeForConcurrentUse(t *testing.T) {
+	sch, _, err := buildSchema(t, "file: schemas/response.json", false)
+	require.NoError(t, err)
+	type scanner interface {
+		scan(in *engine.Input, sc scanScope)
+	}
+	gates := []scanner{
+		&pii{email: true, ssn: true, phone: true, limit: scanLimit{maxNodes: defaultMaxNodes}},
+		&filesystem{rm: true, traversal: true, sensitive: true, limit: scanLimit{maxNodes: defaultMaxNodes}},
+		&content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}},
+		sch,
+	}
+	resp := []byte(`{"id":"r","seatbid":[{"seat":"s","bid":[{"id":"b1","impid":"1","price":1,"crid":"c","adm":"rm -rf /etc a@b.co I can\u2019t help"},{"id":"b2","impid":"1","price":1,"crid":"c","nurl":"x"}]}]}`)
+	done := make(chan [4]int)
+	for range 4 {
+		go func() {
+			var n [4]int
+			ev := engine.AcquireEval()
+			defer engine.ReleaseEval(ev)
+			if ev.DecodeResponse(resp, 1000) != nil {
+				done <- n
+				return
+			}
+			for range 50 {
+				for k, g := range gates {
+					sc := &fakeScope{}
+					g.scan(&ev.In, sc)
+					n[k] += sc.hits
+				}
+			}
+			done <- n
+		}()
+	}
+	for range 4 {
+		// pii, filesystem and content each reject b1; schema passes.
+		require.Equal(t, [4]int{50, 50, 50, 0}, <-done)
+	}
+}
