@@ -5,10 +5,12 @@ go 1.26.8
 require (
 	github.com/VictoriaMetrics/metrics v1.35.1
 	github.com/prebid/openrtb/v20 v20.3.0
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/stretchr/testify v1.12.1
 	github.com/valyala/fasthttp v1.74.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/net v0.62.0
+	golang.org/x/text v0.43.0
 )
 
 require (

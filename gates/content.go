@@ -1,0 +1,306 @@
+package gates
+
+// content (GATES.md "content"): two checks.
+//   - empty, a response-level check and the only one that judges a response
+//     without bids: `null`, `{}` or no bid in seatbid[].bid[] fails with
+//     "output is empty" (3 / 300). It is the "require at least one bid"
+//     check; in a seat policy it does not run.
+//   - refusal, scanning: a string value holding a refusal phrase of a
+//     language model ("As an AI language model", "I can't help") is a broken
+//     creative. Phrases match case-insensitively, with ’ read as ', any run
+//     of whitespace read as one space, on word boundaries at both ends. A hit
+//     inside seatbid[].bid[] rejects that bid (200 / 350), elsewhere the
+//     response (3 / 300).
+//
+// The phrases are compiled at load into a byte trie over their normalised
+// form; the text is normalised on the fly while the trie is walked, so
+// nothing is lower-cased or copied per string.
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/bidguard/bidguard/engine"
+)
+
+// contentOptions configures content.
+type contentOptions struct {
+	// CheckEmpty fails a response that holds no bid (default true; default policy only).
+	CheckEmpty bool `yaml:"checkEmpty"`
+	// CheckRefusals scans string values for refusal phrases (default true).
+	CheckRefusals bool `yaml:"checkRefusals"`
+	// ExtraPhrases are refusal phrases added to the built-in list.
+	ExtraPhrases []string `yaml:"extraPhrases"`
+	// MaxNodes is the most JSON values scanned per response (default 10000, > 0).
+	MaxNodes int `yaml:"maxNodes"`
+	// OnScanLimit is fail (reject what was not fully scanned, the default) or pass.
+	OnScanLimit string `yaml:"onScanLimit"`
+}
+
+const reasonEmpty = "output is empty"
+
+// refusalPhrases are the built-in phrases, as GATES.md lists them.
+var refusalPhrases = []string{
+	"i can't help", "i cannot help", "i can't assist", "i cannot assist",
+	"i can't provide", "i cannot provide", "i can't do", "i cannot do",
+	"i can't access", "i cannot access", "i can't complete", "i cannot complete",
+	"i can't fulfill", "i cannot fulfill", "i don't have access", "i do not have access",
+	"i don't have the ability", "i do not have the ability", "as an ai language model",
+	"as an ai model", "i'm an ai", "i am an ai", "i'm just an ai", "i'm sorry, but i can't",
+	"i am unable to", "i'm unable to",
+}
+
+type content struct {
+	checkEmpty, refusals bool
+	inSeat               bool
+	phrases              phraseSet
+	limit                scanLimit
+}
+
+var contentFactory = engine.Factory{
+	Name: "content", ResultName: "content", Kind: engine.Scan,
+	Options: func() any {
+		return &contentOptions{CheckEmpty: true, CheckRefusals: true, MaxNodes: defaultMaxNodes, OnScanLimit: onScanLimitFail}
+	},
+	New: func(opts any, env engine.Env) (engine.Gate, error) {
+		o := opts.(*contentOptions)
+		var errs []error
+		lim, err := newScanLimit(o.MaxNodes, o.OnScanLimit)
+		errs = append(errs, err)
+		for i, p := range o.ExtraPhrases {
+			if normalisePhrase(p) == "" {
+				errs = append(errs, fmt.Errorf("extraPhrases[%d] must not be empty", i))
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		g := &content{checkEmpty: o.CheckEmpty, refusals: o.CheckRefusals, inSeat: env.InSeat, limit: lim}
+		g.phrases = newPhraseSet(append(append([]string{}, refusalPhrases...), o.ExtraPhrases...))
+		return g, nil
+	},
+}
+
+func (g *content) Kind() engine.Kind { return engine.Scan }
+
+// JudgesEmpty is true when the empty check runs: checkEmpty, default policy.
+func (g *content) JudgesEmpty() bool { return g.checkEmpty && !g.inSeat }
+
+// Scan runs the empty check, then the refusal scan.
+func (g *content) Scan(in *engine.Input, sc *engine.Scope) { g.scan(in, sc) }
+
+func (g *content) scan(in *engine.Input, sc scanScope) {
+	if g.JudgesEmpty() && sc.ResponseLevel() && len(in.Bids) == 0 {
+		sc.Hit(-1, engine.Reject(reasonEmpty, scanResponseLoss, scanResponseNBR))
+		return
+	}
+	if g.refusals && len(in.Bids) > 0 {
+		scanResponse(in, sc, g, g.limit)
+	}
+}
+
+func (g *content) match(s []byte) string { return g.phrases.find(s) }
+
+// phraseSet finds phrases in text on word boundaries, case-insensitively,
+// reading ’ as ' and whitespace runs as one space. It is immutable after
+// construction and safe for concurrent use.
+type phraseSet struct {
+	nodes   []trieNode
+	reasons []string // per phrase: "refusal phrase detected: <phrase>"
+	// startsWord/endsWord: the phrase begins/ends with a word character, so a
+	// word boundary is required there.
+	startsWord, endsWord []bool
+	start                [256]bool // bytes that may begin a match
+}
+
+type trieNode struct {
+	edges []trieEdge
+	// phrase is the lowest index of a phrase ending here, or -1.
+	phrase int
+}
+
+type trieEdge struct {
+	b  byte
+	to int32
+}
+
+func newPhraseSet(list []string) phraseSet {
+	ps := phraseSet{nodes: []trieNode{{phrase: -1}}}
+	for i, p := range list {
+		norm := normalisePhrase(p)
+		first, _ := utf8.DecodeRuneInString(norm)
+		last, _ := utf8.DecodeLastRuneInString(norm)
+		ps.reasons = append(ps.reasons, "refusal phrase detected: "+p)
+		ps.startsWord = append(ps.startsWord, isWordRune(first))
+		ps.endsWord = append(ps.endsWord, isWordRune(last))
+		n := 0
+		for j := 0; j < len(norm); j++ {
+			n = ps.child(n, norm[j], true)
+		}
+		if ps.nodes[n].phrase < 0 {
+			ps.nodes[n].phrase = i
+		}
+	}
+	for _, e := range ps.nodes[0].edges {
+		ps.start[e.b] = true
+		if e.b < utf8.RuneSelf {
+			ps.start[unicode.ToUpper(rune(e.b))&0x7f] = true
+		}
+	}
+	// Any non-ASCII rune may fold to a phrase's first byte (K, ’, ...).
+	for c := 0xc0; c < 0x100; c++ {
+		ps.start[c] = true
+	}
+	return ps
+}
+
+func (ps *phraseSet) child(n int, b byte, add bool) int {
+	for _, e := range ps.nodes[n].edges {
+		if e.b == b {
+			return int(e.to)
+		}
+	}
+	if !add {
+		return -1
+	}
+	ps.nodes = append(ps.nodes, trieNode{phrase: -1})
+	to := len(ps.nodes) - 1
+	ps.nodes[n].edges = append(ps.nodes[n].edges, trieEdge{b: b, to: int32(to)})
+	return to
+}
+
+// normalisePhrase lower-cases p, reads ’ as ', collapses whitespace runs to
+// one space and trims it.
+func normalisePhrase(p string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range strings.TrimSpace(p) {
+		switch {
+		case unicode.IsSpace(r):
+			space = true
+			continue
+		case r == '’':
+			r = '\''
+		default:
+			r = unicode.ToLower(r)
+		}
+		if space {
+			b.WriteByte(' ')
+			space = false
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func isWordRune(r rune) bool { return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+func wordBefore(s []byte, i int) bool {
+	if i <= 0 {
+		return false
+	}
+	if c := s[i-1]; c < utf8.RuneSelf {
+		return isWordRune(rune(c))
+	}
+	r, _ := utf8.DecodeLastRune(s[:i])
+	return isWordRune(r)
+}
+
+func wordAfter(s []byte, i int) bool {
+	if i >= len(s) {
+		return false
+	}
+	if c := s[i]; c < utf8.RuneSelf {
+		return isWordRune(rune(c))
+	}
+	r, _ := utf8.DecodeRune(s[i:])
+	return isWordRune(r)
+}
+
+// find returns the reason of the first phrase found in s (leftmost; at one
+// position, the first listed), or "".
+func (ps *phraseSet) find(s []byte) string {
+	for i := 0; i < len(s); i++ {
+		if !ps.start[s[i]] {
+			continue
+		}
+		if p := ps.matchAt(s, i); p >= 0 {
+			return ps.reasons[p]
+		}
+	}
+	return ""
+}
+
+// matchAt walks the trie from s[i], normalising the text as it goes, and
+// returns the lowest phrase index that matches there with its boundaries.
+func (ps *phraseSet) matchAt(s []byte, i int) int {
+	prevWord := wordBefore(s, i)
+	n, best := 0, -1
+	var tmp [utf8.UTFMax]byte
+	for i < len(s) {
+		c := s[i]
+		var bs []byte
+		switch {
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v':
+			i = skipWhitespace(s, i)
+			tmp[0], bs = ' ', tmp[:1]
+		case c < utf8.RuneSelf:
+			if c >= 'A' && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			tmp[0], bs = c, tmp[:1]
+			i++
+		default:
+			r, size := utf8.DecodeRune(s[i:])
+			switch {
+			case unicode.IsSpace(r):
+				i = skipWhitespace(s, i)
+				tmp[0], bs = ' ', tmp[:1]
+			case r == '’':
+				tmp[0], bs = '\'', tmp[:1]
+				i += size
+			default:
+				bs = tmp[:utf8.EncodeRune(tmp[:], unicode.ToLower(r))]
+				i += size
+			}
+		}
+		for _, b := range bs {
+			if n = ps.child(n, b, false); n < 0 {
+				return best
+			}
+		}
+		if p := ps.nodes[n].phrase; p >= 0 && (best < 0 || p < best) &&
+			!(ps.startsWord[p] && prevWord) && !(ps.endsWord[p] && wordAfter(s, i)) {
+			best = p
+		}
+	}
+	return best
+}
+
+// skipWhitespace returns the index past the run of whitespace at s[i].
+func skipWhitespace(s []byte, i int) int {
+	for i < len(s) {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v' {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(s[i:])
+		if !unicode.IsSpace(r) {
+			return i
+		}
+		i += size
+	}
+	return i
+}
+
+var (
+	_ engine.ScanGate   = (*content)(nil)
+	_ engine.EmptyJudge = (*content)(nil)
+)

@@ -1,0 +1,110 @@
+package gates
+
+import (
+	"testing"
+
+	"github.com/bidguard/bidguard/engine"
+	"github.com/stretchr/testify/require"
+)
+
+func TestContentRefusals(t *testing.T) {
+	g := &content{refusals: true, phrases: newPhraseSet(append(append([]string{}, refusalPhrases...), "Je ne peux pas", "[error]", "ÉCHEC"))}
+	f := func(s, phrase string) {
+		t.Helper()
+		want := ""
+		if phrase != "" {
+			want = "refusal phrase detected: " + phrase
+		}
+		require.Equal(t, want, g.match([]byte(s)), "%q", s)
+	}
+	for _, p := range refusalPhrases {
+		f(p, p)
+		f("Sorry. "+p+".", p)
+	}
+	f("As an AI language model, I cannot do that.", "as an ai language model")
+	f("I CAN'T HELP with that", "i can't help")
+	f("I can’t help with that", "i can't help")
+	f("i  can't\n\thelp", "i can't help")
+	f("i\u00a0cannot assist", "i cannot assist")
+	f("I'm sorry, but I can't", "i'm sorry, but i can't")
+	f("(i'm an ai)", "i'm an ai")
+	f("I'm an AI-powered shop", "i'm an ai")
+	// word boundaries at both ends
+	f("taxi can't do", "")
+	f("i can't doubt it", "")
+	f("Hi can't help", "")
+	f("i'm an aide", "")
+	f("i can'thelp", "")
+	f("As an AI modeller", "")
+	f("Brand One summer sale", "")
+	f("i can", "")
+	f("i'm sorry, but", "")
+	// the leftmost phrase wins
+	f("I am unable to; as an AI model", "i am unable to")
+	// extra phrases, named as listed
+	f("JE NE PEUX PAS", "Je ne peux pas")
+	f("an [error] occurred", "[error]")
+	f("x[error]x", "[error]")
+	f("échec total", "ÉCHEC")
+	f("échecs", "")
+}
+
+func TestNormalisePhrase(t *testing.T) {
+	require.Equal(t, "i can't help", normalisePhrase("  I   Can’t\tHELP "))
+	require.Equal(t, "", normalisePhrase(" \t "))
+}
+
+func TestContentOptions(t *testing.T) {
+	g, err := buildGateEnv(t, contentFactory, "", engine.Env{})
+	require.NoError(t, err)
+	c := g.(*content)
+	require.True(t, c.checkEmpty && c.refusals && c.JudgesEmpty())
+	require.Equal(t, scanLimit{maxNodes: 10000}, c.limit)
+	g, err = buildGateEnv(t, contentFactory, "", engine.Env{InSeat: true})
+	require.NoError(t, err)
+	require.False(t, g.(*content).JudgesEmpty())
+	g, err = buildGateEnv(t, contentFactory, "checkEmpty: false", engine.Env{})
+	require.NoError(t, err)
+	require.False(t, g.(*content).JudgesEmpty())
+	g, err = buildGateEnv(t, contentFactory, "extraPhrases: [Lorem Ipsum]", engine.Env{})
+	require.NoError(t, err)
+	require.Equal(t, "refusal phrase detected: Lorem Ipsum", g.(*content).match([]byte("lorem  ipsum dolor")))
+	_, err = buildGateEnv(t, contentFactory, "extraPhrases: [ok, ' ']", engine.Env{})
+	require.ErrorContains(t, err, "extraPhrases[1] must not be empty")
+	_, err = buildGateEnv(t, contentFactory, "onScanLimit: maybe", engine.Env{})
+	require.ErrorContains(t, err, "onScanLimit must be fail or pass")
+}
+
+func TestContentEmpty(t *testing.T) {
+	g := &content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}}
+	ev := engine.AcquireEval()
+	defer engine.ReleaseEval(ev)
+	require.NoError(t, ev.DecodeResponse([]byte(`{"id":"x","seatbid":[{"bid":[]}]}`), 1000))
+	sc := &fakeScope{reasons: map[int]string{}}
+	g.scan(&ev.In, sc)
+	require.Equal(t, map[int]string{-1: reasonEmpty}, sc.reasons)
+	// A seat policy never judges emptiness.
+	sc = &fakeScope{seatOnly: true, reasons: map[int]string{}}
+	g.scan(&ev.In, sc)
+	require.Empty(t, sc.reasons)
+}
+
+func TestContentScanTypicalPairPasses(t *testing.T) {
+	ev := typicalEval(t)
+	sc := &fakeScope{}
+	(&content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}}).scan(&ev.In, sc)
+	require.Zero(t, sc.hits)
+}
+
+func BenchmarkContent(b *testing.B) {
+	ev := typicalEval(b)
+	g := &content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}}
+	sc := &fakeScope{}
+	b.ReportAllocs()
+	for b.Loop() {
+		g.scan(&ev.In, sc)
+	}
+	if sc.hits != 0 {
+		b.Fatal("the typical pair must pass")
+	}
+}
