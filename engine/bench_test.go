@@ -94,3 +94,29 @@ func BenchmarkCheck(b *testing.B) {
 		engine.ReleaseEval(ev)
 	}
 }
+
+// BenchmarkDefaultPolicyEnforced is the default policy without its warn-mode
+// scanning gates (pii, content): the 10 µs budget.
+func BenchmarkDefaultPolicyEnforced(b *testing.B) {
+	cfg, err := engine.ParseConfig(configs.DefaultName, configs.Default)
+	require.NoError(b, err)
+	kept := cfg.Policy.Gates[:0]
+	for _, g := range cfg.Policy.Gates {
+		if g.Mode != "warn" {
+			kept = append(kept, g)
+		}
+	}
+	cfg.Policy.Gates = kept
+	snap, err := engine.Compile(cfg, configs.DefaultName, configs.Default, gates.Builtin())
+	require.NoError(b, err)
+	ev := typicalEval(b)
+	defer engine.ReleaseEval(ev)
+	now := time.Now()
+	ev.SetDeadline(now, now.Add(time.Hour))
+	b.ReportAllocs()
+	for b.Loop() {
+		if !ev.Run(snap, engine.RunOptions{}).Passed() {
+			b.Fatal("typical pair rejected")
+		}
+	}
+}
