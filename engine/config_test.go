@@ -44,3 +44,19 @@ func TestEmbeddedDefaultsApplied(t *testing.T) {
 	*d.MinBidderMs = 20
 	require.Equal(t, 20, d.Apply(cfg.Deadline).MinBidderMs)
 }
+
+func TestSeatFileInheritsOptionPathsOfTheMainConfig(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, s string) {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(s), 0o644))
+	}
+	write("schemas/resp.json", `{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object"}`)
+	write("bidguard.yaml", "policy:\n  gates: [{gate: schema, options: {file: schemas/resp.json}}]\nseatsDir: seats\n")
+	write("seats/acme.yaml", "seat: acme\nfailFast: false\n")
+	cfg, data, err := engine.LoadConfigFile(filepath.Join(dir, "bidguard.yaml"))
+	require.NoError(t, err)
+	snap, err := engine.Compile(cfg, filepath.Join(dir, "bidguard.yaml"), data, gates.Builtin())
+	require.NoError(t, err, "the inherited schema path resolves against the main config, not seats/")
+	require.Len(t, snap.Seats["acme"].Gates, 1)
+}

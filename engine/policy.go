@@ -3,6 +3,7 @@ package engine
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -167,7 +168,7 @@ func Compile(cfg *Config, name string, data []byte, reg Registry) (*Snapshot, er
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		p, perrs := compileSeat(reg, cfg, def, k, cfg.Seats[k], watch)
+		p, perrs := compileSeat(reg, cfg, def, k, cfg.Seats[k], dir, watch)
 		errs = append(errs, perrs...)
 		if p != nil {
 			p.index = len(s.policies)
@@ -217,7 +218,7 @@ func checkGateReserve(name string, cfg *Config, def *Policy) []error {
 	return errs
 }
 
-func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConfig, watch func(string)) (*Policy, []error) {
+func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConfig, mainDir string, watch func(string)) (*Policy, []error) {
 	where := fmt.Sprintf("seat %q", key)
 	file := sc.file
 	p := &Policy{Key: key, Shadow: def.Shadow, FailFast: def.FailFast}
@@ -233,9 +234,10 @@ func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConf
 	env := Env{Dir: filepath.Dir(file), InSeat: true, Watch: watch}
 	var errs []error
 	type item struct {
-		gc   GateConfig
-		over *GateOverride
-		path string
+		gc        GateConfig
+		over      *GateOverride
+		path      string
+		inherited bool
 	}
 	var items []item
 	if sc.ReplaceGates {
@@ -247,7 +249,7 @@ func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConf
 			if e.Kind == Response || e.Kind == Guard {
 				continue
 			}
-			items = append(items, item{gc: e.src, path: fmt.Sprintf("%s: inherited policy.gates[%d]", where, i)})
+			items = append(items, item{gc: e.src, path: fmt.Sprintf("%s: inherited policy.gates[%d]", where, i), inherited: true})
 		}
 	}
 	used := map[string]bool{}
@@ -273,6 +275,10 @@ func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConf
 		items = append(items, item{gc: gc, path: fmt.Sprintf("%s: addGates[%d]", where, i)})
 	}
 	for _, it := range items {
+		env := env
+		if it.inherited {
+			env.Dir = mainDir // relative paths of inherited options stay the main config's
+		}
 		e, err := buildEntry(reg, it.gc, it.over, file, it.path, env)
 		if err != nil {
 			errs = append(errs, err)
@@ -393,7 +399,11 @@ func (s *Snapshot) hash(data []byte) string {
 	for _, p := range s.policies {
 		fmt.Fprintf(h, "policy %s shadow=%v failFast=%v\n", p.Key, p.Shadow, p.FailFast)
 		for _, e := range p.Gates {
-			fmt.Fprintf(h, "gate %s %s %s %+v\n", e.Name, e.Factory, e.Mode, e.Options)
+			opts, err := json.Marshal(e.Options) // canonical: pointers are followed, not printed
+			if err != nil {
+				opts = []byte(err.Error())
+			}
+			fmt.Fprintf(h, "gate %s %s %s %s\n", e.Name, e.Factory, e.Mode, opts)
 		}
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12]

@@ -304,4 +304,6 @@ func TestVersionIsStable(t *testing.T) {
 	require.Len(t, a.Version, 12)
 	require.Equal(t, a.Version, b.Version)
 	require.NotEqual(t, a.Version, c.Version)
+	d := snapshot(t, "policy:\n  gates: [{gate: bidSanity, options: {maxPrice: 3}}]\n")
+	require.Equal(t, c.Version, d.Version, "options holding pointers hash by value")
 }
