@@ -325,3 +325,8 @@ func (m *meters) record(snap *engine.Snapshot, sm *snapMeters, ev *engine.Eval, 
 		s.passed.Inc()
 	}
 }
+
+// Metrics returns the set the admin listener serves on /metrics. The caller
+// may register its own series in it (serve's config reload counters): they
+// are written beside the bid path's and live as long as the Server.
+func (s *Server) Metrics() *metrics.Set { return s.meters.set }

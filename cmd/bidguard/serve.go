@@ -29,7 +29,8 @@ type serveFlags struct {
 
 // runServe is `bidguard serve`: exit 0 after a graceful shutdown on SIGTERM
 // or SIGINT, 1 on a startup error (bad config, address in use), 2 on bad
-// flags. Nothing listens before the config is loaded and compiled.
+// flags. Nothing listens before the config is loaded and compiled. SIGHUP
+// reloads the config.
 func runServe(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("serve")
 	var f serveFlags
@@ -49,13 +50,19 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: --upstream: %q is not an http(s) URL\n", f.upstream)
 		return 2
 	}
+	// SIGHUP is caught from here on: from now on it never kills serve, and
+	// one sent during startup is handled once the reload loop runs.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	return serve(ctx, f, stdout, stderr)
+	return serve(ctx, f, hup, stdout, stderr)
 }
 
-// serve runs the sidecar until ctx is done, then shuts down gracefully.
-func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) int {
+// serve runs the sidecar until ctx is done, then shuts down gracefully. It
+// polls the config for changes and reloads on each value received from hup.
+func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	fail := func(err error) int {
 		for _, line := range strings.Split(err.Error(), "\n") {
@@ -86,6 +93,8 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
+	reloads := newReloadMeters(srv.Metrics())
+	reloads.ok.Set(1) // the startup load succeeded
 	cfg := snap.Config
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
@@ -99,6 +108,20 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) int {
 	errc := make(chan error, 2)
 	go func() { errc <- srv.Serve(ln) }()
 	go func() { errc <- srv.ServeAdmin(aln) }()
+	load := func() (*engine.Snapshot, error) {
+		s, err := loadSnapshot(f.config)
+		if err == nil {
+			applyServeFlags(s, f)
+		}
+		return s, err
+	}
+	rl := newReloader(f.config, snap, load, srv.Install, &holder, log, reloads)
+	rctx, stopReload := context.WithCancel(ctx)
+	reloadDone := make(chan struct{})
+	go func() {
+		defer close(reloadDone)
+		rl.run(rctx, hup)
+	}()
 	if len(cfg.Upstreams) == 0 {
 		log.Warn("no upstreams configured: every bid request is answered 404 (use --upstream URL or --demo)")
 	}
@@ -113,6 +136,8 @@ func serve(ctx context.Context, f serveFlags, stdout, stderr io.Writer) int {
 		log.Error("listener failed", "error", err)
 		code = 1
 	}
+	stopReload()
+	<-reloadDone
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil && !errors.Is(err, context.Canceled) {

@@ -84,7 +84,7 @@ func TestServeDemo(t *testing.T) {
 	defer cancel()
 	var out, errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- serve(ctx, serveFlags{config: loopbackConfig(t), demo: true}, &out, &errOut) }()
+	go func() { done <- serve(ctx, serveFlags{config: loopbackConfig(t), demo: true}, nil, &out, &errOut) }()
 	var addr string
 	require.Eventually(t, func() bool {
 		m := servingLine.FindStringSubmatch(out.String())

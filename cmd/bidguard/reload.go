@@ -1,0 +1,291 @@
+package main
+
+// Hot reload of `serve`'s configuration (DESIGN.md "Configuration",
+// "Reload"): poll the files the current snapshot was read from and the
+// seat files of its seatsDir every reloadPollMs, reload on SIGHUP, build and
+// validate the whole new snapshot, swap it atomically, keep the old one on
+// any error, and count the outcome.
+
+import (
+	"context"
+	"crypto/sha256"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/bidguard/bidguard/engine"
+)
+
+// racyWindow is how long after its modification time a file's content is
+// hashed again on every poll even when its size and mtime look unchanged:
+// a write within the filesystem's timestamp granularity (up to 2 s on some)
+// can leave both as they were.
+const racyWindow = 2 * time.Second
+
+// Reload results, the values of bidguard_config_reloads_total{result}.
+const (
+	reloadSuccess         = "success"
+	reloadError           = "error"
+	reloadRestartRequired = "restart_required"
+)
+
+// reloadMeters are bidguard_config_reloads_total{result} and
+// bidguard_config_last_reload_successful, registered up front in the set
+// the admin listener serves.
+type reloadMeters struct {
+	results map[string]*metrics.Counter
+	ok      *metrics.Gauge
+}
+
+func newReloadMeters(set *metrics.Set) *reloadMeters {
+	m := &reloadMeters{results: map[string]*metrics.Counter{}}
+	for _, r := range []string{reloadSuccess, reloadError, reloadRestartRequired} {
+		m.results[r] = set.GetOrCreateCounter(`bidguard_config_reloads_total{result="` + r + `"}`)
+	}
+	m.ok = set.GetOrCreateGauge("bidguard_config_last_reload_successful", nil)
+	return m
+}
+
+func (m *reloadMeters) count(result string) {
+	m.results[result].Inc()
+	if result == reloadSuccess {
+		m.ok.Set(1)
+	} else {
+		m.ok.Set(0)
+	}
+}
+
+// fileState is what the last poll saw of one watched file.
+type fileState struct {
+	exists     bool
+	unreadable bool
+	size       int64
+	mtime      time.Time
+	sum        [sha256.Size]byte
+	hashedAt   time.Time // when sum was taken (before reading)
+}
+
+// same reports whether two states hold the same content. Size and mtime
+// alone never make a change: touching a file does not reload.
+func (a fileState) same(b fileState) bool {
+	return a.exists == b.exists && a.unreadable == b.unreadable && a.sum == b.sum
+}
+
+// reloader owns the reload loop of one `serve`. It is used by one goroutine
+// (run); the Holder and the Server it swaps snapshots into are shared.
+type reloader struct {
+	path    string                           // --config; "" is the embedded config, which is not polled
+	load    func() (*engine.Snapshot, error) // loads, compiles and applies the flag overrides
+	install func(*engine.Snapshot) error     // rtb.Server.Install
+	holder  *engine.Holder
+	log     *slog.Logger
+	m       *reloadMeters
+
+	watched  []string             // the current snapshot's files, except the embedded config
+	seatsDir string               // its seatsDir resolved against the config's directory, "" when none
+	known    map[string]fileState // as the last scan saw them
+	loaded   map[string]fileState // as they were when the snapshot in use was loaded
+}
+
+// newReloader watches the files of snap, the snapshot the holder holds.
+func newReloader(path string, snap *engine.Snapshot, load func() (*engine.Snapshot, error),
+	install func(*engine.Snapshot) error, holder *engine.Holder, log *slog.Logger, m *reloadMeters) *reloader {
+	r := &reloader{path: path, load: load, install: install, holder: holder, log: log, m: m, known: map[string]fileState{}}
+	r.watch(snap)
+	return r
+}
+
+// run polls every reloadPollMs of the current snapshot and reloads on each
+// value received from hup, until ctx is done.
+func (r *reloader) run(ctx context.Context, hup <-chan os.Signal) {
+	t := time.NewTimer(r.interval())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			r.check("SIGHUP", true)
+		case <-t.C:
+			r.check("poll", false)
+		}
+		t.Reset(r.interval())
+	}
+}
+
+func (r *reloader) interval() time.Duration {
+	if ms := r.holder.Load().Config.ReloadPollMs; ms > 0 {
+		return time.Duration(ms) * time.Millisecond
+	}
+	return time.Second
+}
+
+// check scans the watched files and reloads when one changed since the last
+// scan; when force (SIGHUP), when one differs from what the snapshot in use
+// was loaded from. A change is tried once: a broken config is reported once,
+// then again only when a file changes anew or on SIGHUP.
+func (r *reloader) check(trigger string, force bool) {
+	cur := r.scan()
+	changed := diffStates(r.known, cur)
+	r.known = cur
+	if len(changed) == 0 && !force {
+		return
+	}
+	log := r.log.With("trigger", trigger, "changed", changed)
+	if force && len(diffStates(r.loaded, cur)) == 0 {
+		// Every file is as the snapshot in use read it: a new load would
+		// compile the same policies. Not comparing versions: Version is not
+		// stable across loads of the same bytes while gate options hold
+		// pointers (they are hashed with %+v).
+		r.m.count(reloadSuccess)
+		log.Info("config reloaded: unchanged", "config", r.holder.Load().Version)
+		return
+	}
+	r.reload(log)
+}
+
+// reload builds the new snapshot and swaps it in, or keeps the old one.
+func (r *reloader) reload(log *slog.Logger) {
+	old := r.holder.Load()
+	snap, err := r.load()
+	if err != nil {
+		r.m.count(reloadError)
+		log.Error("config reload failed; the old config stays", "config", old.Version, "error", err)
+		return
+	}
+	if keys := restartKeys(old.Config, snap.Config); len(keys) > 0 {
+		r.m.count(reloadRestartRequired)
+		log.Warn("config reload refused: these keys take effect only on restart; the old config stays",
+			"keys", keys, "config", old.Version)
+		return
+	}
+	if err := r.install(snap); err != nil {
+		r.m.count(reloadError)
+		log.Error("config reload failed; the old config stays", "config", old.Version, "error", err)
+		return
+	}
+	r.holder.Store(snap)
+	r.watch(snap)
+	r.m.count(reloadSuccess)
+	log.Info("config reloaded", "config", snap.Version, "previous", old.Version)
+}
+
+// watch makes snap's files the watched set. Files watched before keep the
+// state seen before the load, so a write during the load is still seen as a
+// change at the next poll; new files are scanned now.
+func (r *reloader) watch(snap *engine.Snapshot) {
+	r.watched = snap.Files
+	if r.path == "" && len(r.watched) > 0 {
+		r.watched = r.watched[1:] // the embedded config is not a file
+	}
+	r.seatsDir = ""
+	if d := snap.Config.SeatsDir; d != "" && r.path != "" {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(filepath.Dir(r.path), d)
+		}
+		r.seatsDir = d
+	}
+	known := map[string]fileState{}
+	now := time.Now()
+	for _, p := range r.paths() {
+		if st, ok := r.known[p]; ok {
+			known[p] = st
+		} else {
+			known[p] = r.stat(p, now)
+		}
+	}
+	r.known = known
+	r.loaded = known // never mutated: scans build new maps
+}
+
+// paths lists the watched files and the seat files seatsDir holds now.
+func (r *reloader) paths() []string {
+	out := slices.Clone(r.watched)
+	if r.seatsDir != "" {
+		entries, _ := os.ReadDir(r.seatsDir) // a missing dir shows as its seat files disappearing
+		for _, e := range entries {
+			n := e.Name()
+			if !e.IsDir() && (strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
+				out = append(out, filepath.Join(r.seatsDir, n))
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+func (r *reloader) scan() map[string]fileState {
+	now := time.Now()
+	cur := map[string]fileState{}
+	for _, p := range r.paths() {
+		cur[p] = r.stat(p, now)
+	}
+	return cur
+}
+
+// stat returns a file's state, hashing its content unless size and mtime
+// are those of the last poll and the file was already settled then.
+func (r *reloader) stat(path string, now time.Time) fileState {
+	fi, err := os.Stat(path)
+	if err != nil || fi.IsDir() {
+		return fileState{}
+	}
+	st := fileState{exists: true, size: fi.Size(), mtime: fi.ModTime()}
+	if old, ok := r.known[path]; ok && old.exists && !old.unreadable && old.size == st.size &&
+		old.mtime.Equal(st.mtime) && old.hashedAt.Sub(old.mtime) > racyWindow {
+		st.sum, st.hashedAt = old.sum, old.hashedAt
+		return st
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		st.unreadable = true
+		return st
+	}
+	st.sum, st.hashedAt = sha256.Sum256(data), now
+	return st
+}
+
+// diffStates lists the files whose content differs between two scans,
+// including files that appeared or disappeared.
+func diffStates(before, after map[string]fileState) []string {
+	var out []string
+	for p, a := range after {
+		if !before[p].same(a) {
+			out = append(out, p)
+		}
+	}
+	for p, b := range before {
+		if _, ok := after[p]; !ok && b.exists {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// restartKeys lists the keys whose change needs a restart: listen,
+// adminListen and every audit.* key (the listeners are bound and the audit
+// chain is open).
+func restartKeys(old, cfg *engine.Config) []string {
+	var keys []string
+	if old.Listen != cfg.Listen {
+		keys = append(keys, "listen")
+	}
+	if old.AdminListen != cfg.AdminListen {
+		keys = append(keys, "adminListen")
+	}
+	a, b := reflect.ValueOf(old.Audit), reflect.ValueOf(cfg.Audit)
+	for i := range a.NumField() {
+		if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
+			name, _, _ := strings.Cut(a.Type().Field(i).Tag.Get("yaml"), ",")
+			keys = append(keys, "audit."+name)
+		}
+	}
+	return keys
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/gates"
+)
+
+// writeAtomic replaces a file the way careful deploy tools do (write, then
+// rename), so a poll never sees it half written.
+func writeAtomic(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp")
+	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o644))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
+// listFileGate is a test gate reading the file its `file` option names, as
+// a gate with a list file does: it registers the file with env.Watch.
+type listFileGate struct{}
+
+func (listFileGate) Kind() engine.Kind                                  { return engine.PerBid }
+func (listFileGate) Prepare(*engine.Input) string                       { return "" }
+func (listFileGate) CheckBid(*engine.Input, *engine.Bid) engine.Verdict { return engine.Pass() }
+
+type listFileOptions struct {
+	File string `yaml:"file"`
+}
+
+func testRegistry() engine.Registry {
+	reg := engine.Registry{}
+	for k, v := range gates.Builtin() {
+		reg[k] = v
+	}
+	reg["listFile"] = engine.Factory{
+		Name: "listFile", ResultName: "test.list-file", Kind: engine.PerBid,
+		Options: func() any { return &listFileOptions{} },
+		New: func(opts any, env engine.Env) (engine.Gate, error) {
+			p := filepath.Join(env.Dir, opts.(*listFileOptions).File)
+			if _, err := os.ReadFile(p); err != nil {
+				return nil, err
+			}
+			env.Watch(p)
+			return listFileGate{}, nil
+		},
+	}
+	return reg
+}
+
+// reloadFixture is a reloader over a config in a temp dir, driven by
+// direct calls to check (no timers).
+type reloadFixture struct {
+	t      *testing.T
+	dir    string
+	holder engine.Holder
+	set    *metrics.Set
+	r      *reloader
+	logs   *syncBuffer
+}
+
+const fixtureConfig = `listen: 127.0.0.1:0
+adminListen: 127.0.0.1:0
+seatsDir: seats
+policy:
+  gates:
+    - gate: impidMatch
+    - {gate: listFile, options: {file: lists/allow.txt}}
+    - {gate: bidSanity, options: {maxPrice: %s}}
+`
+
+func fixtureYAML(maxPrice string) string { return strings.Replace(fixtureConfig, "%s", maxPrice, 1) }
+
+func newReloadFixture(t *testing.T) *reloadFixture {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "seats"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "lists"), 0o755))
+	writeAtomic(t, filepath.Join(dir, "lists", "allow.txt"), "a.com\n")
+	writeAtomic(t, filepath.Join(dir, "bidguard.yaml"), fixtureYAML("10"))
+	fx := &reloadFixture{t: t, dir: dir, set: metrics.NewSet(), logs: &syncBuffer{}}
+	path := filepath.Join(dir, "bidguard.yaml")
+	load := func() (*engine.Snapshot, error) {
+		cfg, data, err := engine.LoadConfigFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return engine.Compile(cfg, path, data, testRegistry())
+	}
+	snap, err := load()
+	require.NoError(t, err)
+	fx.holder.Store(snap)
+	m := newReloadMeters(fx.set)
+	m.ok.Set(1)
+	log := slog.New(slog.NewTextHandler(fx.logs, nil))
+	fx.r = newReloader(path, snap, load, func(*engine.Snapshot) error { return nil }, &fx.holder, log, m)
+	return fx
+}
+
+func (fx *reloadFixture) path(p string) string { return filepath.Join(fx.dir, p) }
+
+// poll runs one poll and returns the counters: success, error, restart_required, gauge.
+func (fx *reloadFixture) poll() [4]float64 {
+	fx.r.check("poll", false)
+	return fx.counts()
+}
+
+func (fx *reloadFixture) counts() [4]float64 {
+	m := fx.r.m
+	return [4]float64{float64(m.results[reloadSuccess].Get()), float64(m.results[reloadError].Get()),
+		float64(m.results[reloadRestartRequired].Get()), m.ok.Get()}
+}
+
+func TestReloaderNoChangeNoReload(t *testing.T) {
+	fx := newReloadFixture(t)
+	v := fx.holder.Load().Version
+	for range 3 {
+		require.Equal(t, [4]float64{0, 0, 0, 1}, fx.poll())
+	}
+	// Touching a file or rewriting the same bytes is not a change.
+	future := time.Now().Add(time.Hour)
+	require.NoError(t, os.Chtimes(fx.path("bidguard.yaml"), future, future))
+	writeAtomic(t, fx.path("lists/allow.txt"), "a.com\n")
+	require.Equal(t, [4]float64{0, 0, 0, 1}, fx.poll())
+	require.Equal(t, v, fx.holder.Load().Version)
+	require.Empty(t, fx.logs.String())
+}
+
+func TestReloaderOptionFile(t *testing.T) {
+	fx := newReloadFixture(t)
+	v := fx.holder.Load().Version
+	require.Contains(t, fx.holder.Load().Files, fx.path("lists/allow.txt"))
+	writeAtomic(t, fx.path("lists/allow.txt"), "a.com\nb.com\n")
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll())
+	require.NotEqual(t, v, fx.holder.Load().Version)
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll(), "the same change is not reloaded twice")
+
+	// A write of the same size within the same mtime is still seen: recent
+	// files are hashed on every poll.
+	st, err := os.Stat(fx.path("lists/allow.txt"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(fx.path("lists/allow.txt"), []byte("a.com\nc.com\n"), 0o644))
+	require.NoError(t, os.Chtimes(fx.path("lists/allow.txt"), st.ModTime(), st.ModTime()))
+	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll())
+
+	// The option file disappearing breaks the config: the old one stays.
+	v = fx.holder.Load().Version
+	require.NoError(t, os.Remove(fx.path("lists/allow.txt")))
+	require.Equal(t, [4]float64{2, 1, 0, 0}, fx.poll())
+	require.Equal(t, v, fx.holder.Load().Version)
+	writeAtomic(t, fx.path("lists/allow.txt"), "a.com\n")
+	require.Equal(t, [4]float64{3, 1, 0, 1}, fx.poll())
+}
+
+func TestReloaderBrokenConfigOnce(t *testing.T) {
+	fx := newReloadFixture(t)
+	v := fx.holder.Load().Version
+	writeAtomic(t, fx.path("bidguard.yaml"), fixtureYAML("10")+"    - gate: nope\n")
+	for range 3 {
+		require.Equal(t, [4]float64{0, 1, 0, 0}, fx.poll(), "counted and logged once per change")
+	}
+	require.Equal(t, v, fx.holder.Load().Version)
+	require.Equal(t, 1, strings.Count(fx.logs.String(), "config reload failed"), fx.logs.String())
+	require.Contains(t, fx.logs.String(), `unknown gate \"nope\"`)
+
+	// SIGHUP retries even without a change.
+	fx.r.check("SIGHUP", true)
+	require.Equal(t, [4]float64{0, 2, 0, 0}, fx.counts())
+
+	writeAtomic(t, fx.path("bidguard.yaml"), fixtureYAML("1"))
+	require.Equal(t, [4]float64{1, 2, 0, 1}, fx.poll())
+	require.NotEqual(t, v, fx.holder.Load().Version)
+}
+
+func TestReloaderRestartRequired(t *testing.T) {
+	fx := newReloadFixture(t)
+	v := fx.holder.Load().Version
+	f := func(old, new string, want [4]float64) {
+		t.Helper()
+		writeAtomic(t, fx.path("bidguard.yaml"), strings.Replace(fixtureYAML("10"), old, new, 1))
+		require.Equal(t, want, fx.poll())
+		require.Equal(t, v, fx.holder.Load().Version, "the old config stays")
+	}
+	f("listen: 127.0.0.1:0", "listen: 127.0.0.1:1", [4]float64{0, 0, 1, 0})
+	f("adminListen: 127.0.0.1:0", "adminListen: 127.0.0.1:1", [4]float64{0, 0, 2, 0})
+	f("seatsDir: seats", "seatsDir: seats\naudit: {fsyncEvery: 3}", [4]float64{0, 0, 3, 0})
+	require.Contains(t, fx.logs.String(), "keys=[audit.fsyncEvery]")
+}
+
+func TestRestartKeys(t *testing.T) {
+	base := func() *engine.Config {
+		c := &engine.Config{}
+		c.Defaults()
+		return c
+	}
+	f := func(change func(c *engine.Config), want ...string) {
+		t.Helper()
+		c := base()
+		change(c)
+		require.Equal(t, want, restartKeys(base(), c))
+	}
+	f(func(c *engine.Config) {})
+	f(func(c *engine.Config) { c.ReloadPollMs = 5; c.Limits.MaxBids = 3; c.SeatsDir = "x" })
+	f(func(c *engine.Config) { c.Listen = "127.0.0.1:1" }, "listen")
+	f(func(c *engine.Config) { c.AdminListen = "127.0.0.1:1" }, "adminListen")
+	f(func(c *engine.Config) { c.Audit.Path = "a.log"; c.Audit.KeyFile = "k" }, "audit.path", "audit.keyFile")
+	f(func(c *engine.Config) { c.Audit.SegmentBytes = 1; c.Audit.Queue = 1 }, "audit.segmentBytes", "audit.queue")
+}
+
+func TestReloaderSeatsDir(t *testing.T) {
+	fx := newReloadFixture(t)
+	require.Nil(t, fx.holder.Load().Seats["s1"])
+	seat := fx.path("seats/s1.yaml")
+	// replaceGates: an inherited listFile would resolve its file against
+	// the seat file's directory (engine behaviour, see compileSeat).
+	writeAtomic(t, seat, "seat: s1\nreplaceGates: true\ngates: [{gate: bidSanity, options: {maxPrice: 1}}]\n")
+	require.NoError(t, os.WriteFile(fx.path("seats/notes.txt"), []byte("not a seat file"), 0o644))
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll(), fx.logs.String())
+	require.NotNil(t, fx.holder.Load().Seats["s1"])
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll())
+
+	require.NoError(t, os.Remove(seat))
+	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll(), "a deleted seat file is a valid change")
+	require.Nil(t, fx.holder.Load().Seats["s1"])
+	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll())
+
+	// Files that are not seat files are not watched.
+	require.NoError(t, os.WriteFile(fx.path("seats/notes.txt"), []byte("changed"), 0o644))
+	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll())
+}
+
+// TestReloaderRunStops checks the loop polls on its own and returns on
+// cancellation.
+func TestReloaderRunStops(t *testing.T) {
+	fx := newReloadFixture(t)
+	writeAtomic(t, fx.path("bidguard.yaml"), "reloadPollMs: 5\n"+fixtureYAML("10"))
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	hup := make(chan os.Signal, 1)
+	go func() {
+		defer close(done)
+		fx.r.run(ctx, hup)
+	}()
+	writeAtomic(t, fx.path("bidguard.yaml"), "reloadPollMs: 5\n"+fixtureYAML("2"))
+	require.Eventually(t, func() bool { return fx.r.m.results[reloadSuccess].Get() == 2 }, 10*time.Second, 5*time.Millisecond)
+	hup <- os.Interrupt // any value: the loop reloads, unchanged
+	require.Eventually(t, func() bool { return fx.r.m.results[reloadSuccess].Get() == 3 }, 10*time.Second, 5*time.Millisecond)
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("reload loop did not stop")
+	}
+}
