@@ -9,6 +9,7 @@ func Builtin() engine.Registry {
 		bidSanityFactory,
 		impidMatchFactory,
 		latencyFactory,
+		secureMarkupFactory,
 		tmaxGuardFactory,
 	}
 	r := make(engine.Registry, len(list))
