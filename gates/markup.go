@@ -1,49 +1,51 @@
 package gates
 
 // Markup scanning shared by the gates that read adm (secureMarkup, and
-// markupSafety after it): an in-place HTML/XML tokenizer, a lazy decoder for
-// the escapes a bidder may hide a URL behind, URL-scheme matching with the
-// WHATWG URL parser's whitespace rules, and iterators over the URLs of a
-// srcset value and of CSS. Everything reads the caller's bytes in place,
-// allocates nothing, never fails on malformed input and runs in time linear in
-// the input (lookahead is bounded; no regular expressions).
+// markupSafety after it). This file: an in-place HTML/XML tokenizer.
+// markupdecode.go: a lazy decoder for the escapes a bidder may hide a URL
+// behind. markupurl.go: URL-scheme matching with the WHATWG URL parser's
+// whitespace rules, and iterators over the URLs of srcset and CSS. native.go:
+// a tolerant walk over native JSON. Everything reads the caller's bytes in
+// place, allocates nothing, never fails on malformed input and runs in time
+// linear in the input (lookahead is bounded; no regular expressions).
 
 import (
 	"bytes"
 	"unsafe"
 )
 
-// bytesOf views s as bytes without copying. The result must never be written.
-func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+// markupBytes views s as bytes without copying. The result must never be written.
+func markupBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
 
-// tokenKind is the kind of a markup token.
-type tokenKind uint8
+// markupTokenKind is the kind of a markup token.
+type markupTokenKind uint8
 
 const (
-	tokEOF      tokenKind = iota
-	tokText               // data: text as written (character references not decoded)
-	tokStartTag           // name; attributes through nextAttr; selfClosing
-	tokEndTag             // name
-	tokComment            // data: the comment's body (also bogus comments such as </ x>)
-	tokCDATA              // data: the section's body (XML mode only)
-	tokDecl               // data: <!DOCTYPE ...>, <?xml ...?> and other declarations, between the delimiters
-	tokRawText            // name: the element; data: the body of script, style, textarea, title, ... (HTML mode only)
+	markupEOF      markupTokenKind = iota
+	markupText                     // data: text as written (references not decoded)
+	markupStartTag                 // name; attributes through nextAttr; selfClosing
+	markupEndTag                   // name
+	markupComment                  // data: the body (also of bogus comments: </ x>)
+	markupCDATA                    // data: the section's body (XML mode only)
+	markupDecl                     // data: <!DOCTYPE ...>, <?xml ...?>, between the delimiters
+	markupRawText                  // name: the element; data: the body of script, style, ... (HTML mode)
 )
 
 // markupTokenizer walks HTML, or XML such as VAST, in place, the way the HTML
 // parsing algorithm splits its input: a '<' that does not start a tag, comment
 // or declaration is text (`< MediaFile>` too). A tag cut off by the end of the
-// input is still a tag with the attributes read so far. In XML mode `<![CDATA[` opens a CDATA section and
-// no element holds raw text; in HTML mode `<![CDATA[` is a bogus comment and
-// script, style, textarea, title, xmp, iframe, noembed, noframes and
-// plaintext hold raw text up to their end tag. Tokens point into the input and
-// are valid until the next call. The zero value is at EOF; reset starts it.
+// input is still a tag with the attributes read so far. In XML mode
+// `<![CDATA[` opens a CDATA section and no element holds raw text; in HTML
+// mode `<![CDATA[` is a bogus comment and script, style, textarea, title, xmp,
+// iframe, noembed, noframes and plaintext hold raw text up to their end tag.
+// Tokens point into the input and are valid until the next call. It never
+// fails and allocates nothing. The zero value is at EOF; reset starts it.
 type markupTokenizer struct {
 	s   []byte
 	p   int
 	xml bool
 
-	kind        tokenKind
+	kind        markupTokenKind
 	name, data  []byte
 	selfClosing bool
 	attrs       []byte // the current tag's bytes between its name and its '>'
@@ -60,38 +62,38 @@ type markupTokenizer struct {
 func (t *markupTokenizer) reset(s []byte, xml bool) { *t = markupTokenizer{s: s, xml: xml} }
 
 // next moves to the next token and returns its kind.
-func (t *markupTokenizer) next() tokenKind {
+func (t *markupTokenizer) next() markupTokenKind {
 	t.name, t.data, t.attrs, t.selfClosing = nil, nil, nil, false
 	t.nCached, t.ai, t.resume = 0, 0, -1
 	s, p := t.s, t.p
 	if p >= len(s) {
-		t.kind = tokEOF
-		return tokEOF
+		t.kind = markupEOF
+		return markupEOF
 	}
 	if t.raw != nil {
 		end := rawTextEnd(s, p, t.raw)
-		t.kind, t.name, t.data, t.p, t.raw = tokRawText, t.raw, s[p:end], end, nil
-		return tokRawText
+		t.kind, t.name, t.data, t.p, t.raw = markupRawText, t.raw, s[p:end], end, nil
+		return markupRawText
 	}
 	if s[p] == '<' && p+1 < len(s) {
 		switch c := s[p+1]; {
-		case isASCIILetter(c):
-			return t.tag(p, p+1, tokStartTag)
+		case isMarkupLetter(c):
+			return t.tag(p, p+1, markupStartTag)
 		case c == '/':
-			if p+2 < len(s) && isASCIILetter(s[p+2]) {
-				return t.tag(p, p+2, tokEndTag)
+			if p+2 < len(s) && isMarkupLetter(s[p+2]) {
+				return t.tag(p, p+2, markupEndTag)
 			}
-			end, next := indexFrom(s, p+2, ">", len(s))
-			return t.emit(tokComment, s[p+2:end], next)
+			end, next := markupIndex(s, p+2, ">", len(s))
+			return t.emit(markupComment, s[p+2:end], next)
 		case c == '!':
 			return t.bang(p)
 		case c == '?':
 			if t.xml {
-				end, next := indexFrom(s, p+2, "?>", len(s))
-				return t.emit(tokDecl, s[p+2:end], next)
+				end, next := markupIndex(s, p+2, "?>", len(s))
+				return t.emit(markupDecl, s[p+2:end], next)
 			}
-			end, next := indexFrom(s, p+2, ">", len(s))
-			return t.emit(tokComment, s[p+1:end], next)
+			end, next := markupIndex(s, p+2, ">", len(s))
+			return t.emit(markupComment, s[p+1:end], next)
 		}
 	}
 	// Text runs to the next '<' that starts markup.
@@ -99,45 +101,45 @@ func (t *markupTokenizer) next() tokenKind {
 	for {
 		j := bytes.IndexByte(s[i:], '<')
 		if j < 0 {
-			return t.emit(tokText, s[p:], len(s))
+			return t.emit(markupText, s[p:], len(s))
 		}
 		i += j
-		if i+1 < len(s) && (isASCIILetter(s[i+1]) || s[i+1] == '/' || s[i+1] == '!' || s[i+1] == '?') {
-			return t.emit(tokText, s[p:i], i)
+		if i+1 < len(s) && (isMarkupLetter(s[i+1]) || s[i+1] == '/' || s[i+1] == '!' || s[i+1] == '?') {
+			return t.emit(markupText, s[p:i], i)
 		}
 		i++
 	}
 }
 
-func (t *markupTokenizer) emit(k tokenKind, data []byte, next int) tokenKind {
+func (t *markupTokenizer) emit(k markupTokenKind, data []byte, next int) markupTokenKind {
 	t.kind, t.data, t.p = k, data, next
 	return k
 }
 
 // bang handles `<!`: comments, CDATA sections, declarations.
-func (t *markupTokenizer) bang(p int) tokenKind {
+func (t *markupTokenizer) bang(p int) markupTokenKind {
 	s := t.s
 	rest := s[p+2:]
 	if bytes.HasPrefix(rest, []byte("--")) {
 		b := p + 4
 		// <!--> and <!---> are empty comments.
 		if b < len(s) && s[b] == '>' {
-			return t.emit(tokComment, nil, b+1)
+			return t.emit(markupComment, nil, b+1)
 		}
 		if b+1 < len(s) && s[b] == '-' && s[b+1] == '>' {
-			return t.emit(tokComment, nil, b+2)
+			return t.emit(markupComment, nil, b+2)
 		}
 		for i := b; ; {
 			j := bytes.Index(s[i:], []byte("--"))
 			if j < 0 {
-				return t.emit(tokComment, s[b:], len(s))
+				return t.emit(markupComment, s[b:], len(s))
 			}
 			i += j
 			if i+2 < len(s) && s[i+2] == '>' {
-				return t.emit(tokComment, s[b:i], i+3)
+				return t.emit(markupComment, s[b:i], i+3)
 			}
 			if i+3 < len(s) && s[i+2] == '!' && s[i+3] == '>' {
-				return t.emit(tokComment, s[b:i], i+4)
+				return t.emit(markupComment, s[b:i], i+4)
 			}
 			i++
 		}
@@ -145,24 +147,24 @@ func (t *markupTokenizer) bang(p int) tokenKind {
 	if bytes.HasPrefix(rest, []byte("[CDATA[")) {
 		if t.xml {
 			b := p + 9
-			end, next := indexFrom(s, b, "]]>", len(s))
-			return t.emit(tokCDATA, s[b:end], next)
+			end, next := markupIndex(s, b, "]]>", len(s))
+			return t.emit(markupCDATA, s[b:end], next)
 		}
-		end, next := indexFrom(s, p+2, ">", len(s))
-		return t.emit(tokComment, s[p+2:end], next)
+		end, next := markupIndex(s, p+2, ">", len(s))
+		return t.emit(markupComment, s[p+2:end], next)
 	}
-	end, next := indexFrom(s, p+2, ">", len(s))
-	return t.emit(tokDecl, s[p+2:end], next)
+	end, next := markupIndex(s, p+2, ">", len(s))
+	return t.emit(markupDecl, s[p+2:end], next)
 }
 
 // tag reads a start or end tag whose name starts at n. A tag the input cuts
 // off before its '>' (or inside a quoted value) keeps what it holds: adm is
 // pasted into a page whose markup may well close it. The first attributes'
 // spans are kept for nextAttr.
-func (t *markupTokenizer) tag(p, n int, k tokenKind) tokenKind {
+func (t *markupTokenizer) tag(p, n int, k markupTokenKind) markupTokenKind {
 	s := t.s
 	e := n
-	for e < len(s) && charClass[s[e]]&clsTagNameEnd == 0 {
+	for e < len(s) && markupClass[s[e]]&markupClsTagNameEnd == 0 {
 		e++
 	}
 	i, next := e, len(s)
@@ -189,7 +191,7 @@ func (t *markupTokenizer) tag(p, n int, k tokenKind) tokenKind {
 		}
 	}
 	t.kind, t.name, t.attrs, t.p = k, s[n:e], s[e:i], next
-	if k == tokStartTag {
+	if k == markupStartTag {
 		t.selfClosing = self
 		if !t.xml && isRawTextElement(t.name) {
 			t.raw = t.name
@@ -219,7 +221,7 @@ func (a attrSpan) rebase(base int) attrSpan {
 // runs to the end). self reports a "/>".
 func scanAttr(s []byte, i int) (a attrSpan, next int, self, ok bool) {
 	a = attrSpan{-1, -1, -1, -1}
-	for i < len(s) && (charClass[s[i]]&clsSpace != 0 || s[i] == '/') {
+	for i < len(s) && (markupClass[s[i]]&markupClsSpace != 0 || s[i] == '/') {
 		self = s[i] == '/'
 		i++
 	}
@@ -231,19 +233,19 @@ func scanAttr(s []byte, i int) (a attrSpan, next int, self, ok bool) {
 	}
 	b := i
 	i++
-	for i < len(s) && charClass[s[i]]&clsAttrNameEnd == 0 {
+	for i < len(s) && markupClass[s[i]]&markupClsAttrNameEnd == 0 {
 		i++
 	}
 	a.nb, a.ne = int32(b), int32(i)
 	j := i
-	for j < len(s) && charClass[s[j]]&clsSpace != 0 {
+	for j < len(s) && markupClass[s[j]]&markupClsSpace != 0 {
 		j++
 	}
 	if j >= len(s) || s[j] != '=' {
 		return a, i, false, i < len(s)
 	}
 	j++
-	for j < len(s) && charClass[s[j]]&clsSpace != 0 {
+	for j < len(s) && markupClass[s[j]]&markupClsSpace != 0 {
 		j++
 	}
 	if j >= len(s) {
@@ -259,7 +261,7 @@ func scanAttr(s []byte, i int) (a attrSpan, next int, self, ok bool) {
 		return a, j + 2 + k, false, true
 	}
 	k := j
-	for k < len(s) && charClass[s[k]]&clsValueEnd == 0 {
+	for k < len(s) && markupClass[s[k]]&markupClsValueEnd == 0 {
 		k++
 	}
 	a.vb, a.ve = int32(j), int32(k)
@@ -293,7 +295,7 @@ func (t *markupTokenizer) nextAttr() (name, val []byte, ok bool) {
 // rawTextEnd finds the end tag of the raw-text element name from p: the index
 // of its "</", or len(s). plaintext never ends.
 func rawTextEnd(s []byte, p int, name []byte) int {
-	if equalFold(name, "plaintext") {
+	if markupNameIs(name, "plaintext") {
 		return len(s)
 	}
 	for i := p; ; {
@@ -303,7 +305,7 @@ func rawTextEnd(s []byte, p int, name []byte) int {
 		}
 		i += j
 		e := i + 2 + len(name)
-		if e <= len(s) && bytes.EqualFold(s[i+2:e], name) && (e == len(s) || isHTMLSpace(s[e]) || s[e] == '/' || s[e] == '>') {
+		if e <= len(s) && bytes.EqualFold(s[i+2:e], name) && (e == len(s) || markupClass[s[e]]&markupClsTagNameEnd != 0) {
 			return i
 		}
 		i += 2
@@ -313,29 +315,29 @@ func rawTextEnd(s []byte, p int, name []byte) int {
 func isRawTextElement(name []byte) bool {
 	switch len(name) {
 	case 3:
-		return equalFold(name, "xmp")
+		return markupNameIs(name, "xmp")
 	case 5:
-		return equalFold(name, "style") || equalFold(name, "title")
+		return markupNameIs(name, "style") || markupNameIs(name, "title")
 	case 6:
-		return equalFold(name, "script") || equalFold(name, "iframe")
+		return markupNameIs(name, "script") || markupNameIs(name, "iframe")
 	case 7:
-		return equalFold(name, "noembed")
+		return markupNameIs(name, "noembed")
 	case 8:
-		return equalFold(name, "textarea") || equalFold(name, "noframes")
+		return markupNameIs(name, "textarea") || markupNameIs(name, "noframes")
 	case 9:
-		return equalFold(name, "plaintext")
+		return markupNameIs(name, "plaintext")
 	}
 	return false
 }
 
-// indexFrom finds sep in s[from:limit]: it returns where it starts and the
+// markupIndex finds sep in s[from:limit]: it returns where it starts and the
 // index after it, or limit twice when absent (an unterminated construct runs
 // to the end).
-func indexFrom(s []byte, from int, sep string, limit int) (end, next int) {
+func markupIndex(s []byte, from int, sep string, limit int) (end, next int) {
 	if from > limit {
 		return limit, limit
 	}
-	j := bytes.Index(s[from:limit], bytesOf(sep))
+	j := bytes.Index(s[from:limit], markupBytes(sep))
 	if j < 0 {
 		return limit, limit
 	}
@@ -351,15 +353,15 @@ func looksLikeXML(s []byte) bool {
 	t.reset(s, false)
 	for {
 		switch t.next() {
-		case tokEOF:
+		case markupEOF:
 			return false
-		case tokStartTag:
-			return equalFold(t.name, "vast")
-		case tokComment:
-			if len(t.data) >= 4 && equalFold(t.data[:4], "?xml") {
+		case markupStartTag:
+			return markupNameIs(t.name, "vast")
+		case markupComment:
+			if len(t.data) >= 4 && markupNameIs(t.data[:4], "?xml") {
 				return true
 			}
-		case tokText:
+		case markupText:
 			if len(bytes.TrimLeft(t.data, " \t\r\n\f")) > 0 {
 				return false
 			}
@@ -373,40 +375,40 @@ const maxCachedAttrs = 16
 
 // Character classes of the tokenizer.
 const (
-	clsSpace       = 1 << iota // HTML whitespace
-	clsTagNameEnd              // space, '/', '>'
-	clsAttrNameEnd             // space, '/', '>', '='
-	clsValueEnd                // space, '>' (an unquoted value)
+	markupClsSpace       = 1 << iota // HTML whitespace
+	markupClsTagNameEnd              // space, '/', '>'
+	markupClsAttrNameEnd             // space, '/', '>', '='
+	markupClsValueEnd                // space, '>' (an unquoted value)
 )
 
-var charClass = func() (t [256]uint8) {
+var markupClass = func() (t [256]uint8) {
 	for _, c := range []byte(" \t\n\r\f") {
-		t[c] = clsSpace | clsTagNameEnd | clsAttrNameEnd | clsValueEnd
+		t[c] = markupClsSpace | markupClsTagNameEnd | markupClsAttrNameEnd | markupClsValueEnd
 	}
-	t['/'] = clsTagNameEnd | clsAttrNameEnd
-	t['>'] = clsTagNameEnd | clsAttrNameEnd | clsValueEnd
-	t['='] = clsAttrNameEnd
+	t['/'] = markupClsTagNameEnd | markupClsAttrNameEnd
+	t['>'] = markupClsTagNameEnd | markupClsAttrNameEnd | markupClsValueEnd
+	t['='] = markupClsAttrNameEnd
 	return t
 }()
 
-func isASCIILetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
+func isMarkupLetter(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
-func isHTMLSpace(c byte) bool { return charClass[c]&clsSpace != 0 }
+func isHTMLSpace(c byte) bool { return markupClass[c]&markupClsSpace != 0 }
 
-// equalFold compares b with the lower-case ASCII word w, ignoring ASCII case.
-func equalFold(b []byte, w string) bool {
+// markupNameIs compares b with the lower-case ASCII word w, ignoring ASCII case.
+func markupNameIs(b []byte, w string) bool {
 	if len(b) != len(w) {
 		return false
 	}
 	for i := 0; i < len(b); i++ {
-		if lowerASCII(b[i]) != w[i] {
+		if markupLower(b[i]) != w[i] {
 			return false
 		}
 	}
 	return true
 }
 
-func lowerASCII(c byte) byte {
+func markupLower(c byte) byte {
 	if c >= 'A' && c <= 'Z' {
 		return c + ('a' - 'A')
 	}

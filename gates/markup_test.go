@@ -15,9 +15,9 @@ func tokens(s string, xml bool) []string {
 	var t markupTokenizer
 	t.reset([]byte(s), xml)
 	var out []string
-	for k := t.next(); k != tokEOF; k = t.next() {
+	for k := t.next(); k != markupEOF; k = t.next() {
 		x := names[k] + ":" + string(t.name) + ":" + string(t.data)
-		if k == tokStartTag {
+		if k == markupStartTag {
 			for {
 				n, v, ok := t.nextAttr()
 				if !ok {
@@ -107,11 +107,11 @@ func TestLooksLikeXML(t *testing.T) {
 	f(``, false)
 }
 
-func TestEqualFold(t *testing.T) {
-	require.True(t, equalFold([]byte("SrC"), "src"))
-	require.False(t, equalFold([]byte("sr"), "src"))
-	require.False(t, equalFold([]byte("a\r"), "a-"))
-	require.False(t, equalFold([]byte("[a"), "{a"))
+func TestMarkupNameIs(t *testing.T) {
+	require.True(t, markupNameIs([]byte("SrC"), "src"))
+	require.False(t, markupNameIs([]byte("sr"), "src"))
+	require.False(t, markupNameIs([]byte("a\r"), "a-"))
+	require.False(t, markupNameIs([]byte("[a"), "{a"))
 }
 
 func TestMarkupTokenizerLinear(t *testing.T) {
@@ -128,7 +128,7 @@ func TestMarkupTokenizerLinear(t *testing.T) {
 			var tk markupTokenizer
 			tk.reset([]byte(s), xml)
 			n := 0
-			for tk.next() != tokEOF {
+			for tk.next() != markupEOF {
 				n++
 				require.Less(t, n, len(s)+1)
 			}

@@ -9,6 +9,7 @@ package gates
 
 import (
 	"bytes"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -36,7 +37,7 @@ type nativeFrame struct {
 const nativeMaxDepth = 16
 
 // nativeStrings walks native JSON. Spans point into s and are still
-// JSON-escaped: read them through a decoder with decJSON.
+// JSON-escaped: read them through an escDecoder with escJSON.
 type nativeStrings struct {
 	s         []byte
 	p         int
@@ -94,7 +95,7 @@ func (w *nativeStrings) next() (kind nativeField, start, end int, ok bool) {
 			}
 		case '"':
 			b := w.p
-			e := jsonStringEnd(s, b)
+			e := nativeStringEnd(s, b)
 			w.p = e + 1
 			t := w.top()
 			if t == nil {
@@ -115,28 +116,28 @@ func (w *nativeStrings) next() (kind nativeField, start, end int, ok bool) {
 // nativeKind classifies a string value by where it sits.
 func nativeKind(t *nativeFrame, key []byte) nativeField {
 	if t.arr {
-		if jsonKeyIs(t.key, "imptrackers") {
+		if nativeKeyIs(t.key, "imptrackers") {
 			return nativeURL
 		}
 		return nativeNone
 	}
 	switch {
-	case jsonKeyIs(key, "url"):
-		if jsonKeyIs(t.key, "img") && !t.inArr || jsonKeyIs(t.key, "eventtrackers") && t.inArr {
+	case nativeKeyIs(key, "url"):
+		if nativeKeyIs(t.key, "img") && !t.inArr || nativeKeyIs(t.key, "eventtrackers") && t.inArr {
 			return nativeURL
 		}
-	case jsonKeyIs(key, "imptrackers"):
+	case nativeKeyIs(key, "imptrackers"):
 		return nativeURL
-	case jsonKeyIs(key, "jstracker"):
+	case nativeKeyIs(key, "jstracker"):
 		return nativeHTML
 	}
 	return nativeNone
 }
 
-// jsonStringEnd returns the index of the quote closing the string that starts
+// nativeStringEnd returns the index of the quote closing the string that starts
 // at b, or len(s) when it is not closed. A quote after an odd run of
 // backslashes is escaped (each run is counted once: linear).
-func jsonStringEnd(s []byte, b int) int {
+func nativeStringEnd(s []byte, b int) int {
 	for i := b; i < len(s); {
 		j := bytes.IndexByte(s[i:], '"')
 		if j < 0 {
@@ -155,8 +156,8 @@ func jsonStringEnd(s []byte, b int) int {
 	return len(s)
 }
 
-// jsonKeyIs compares a raw (JSON-escaped) key with an ASCII name.
-func jsonKeyIs(raw []byte, name string) bool {
+// nativeKeyIs compares a raw (JSON-escaped) key with an ASCII name.
+func nativeKeyIs(raw []byte, name string) bool {
 	if len(raw) == len(name) && string(raw) == name {
 		return true
 	}
@@ -165,7 +166,7 @@ func jsonKeyIs(raw []byte, name string) bool {
 	if len(raw) <= len(name) || len(raw) > 6*len(name) || bytes.IndexByte(raw, '\\') < 0 {
 		return false
 	}
-	d := decoder{s: raw, flags: decJSON}
+	d := escDecoder{s: raw, flags: escJSON}
 	p, i := 0, 0
 	for ; p < len(raw) && i < len(name); i++ {
 		var c byte
@@ -177,9 +178,9 @@ func jsonKeyIs(raw []byte, name string) bool {
 	return p == len(raw) && i == len(name)
 }
 
-// appendJSONUnescaped appends the JSON string content raw with its escapes
+// appendNativeUnescaped appends the JSON string content raw with its escapes
 // undone (a lone or invalid escape is kept as written).
-func appendJSONUnescaped(dst, raw []byte) []byte {
+func appendNativeUnescaped(dst, raw []byte) []byte {
 	for i := 0; i < len(raw); {
 		j := bytes.IndexByte(raw[i:], '\\')
 		if j < 0 {
@@ -188,10 +189,10 @@ func appendJSONUnescaped(dst, raw []byte) []byte {
 		dst = append(dst, raw[i:i+j]...)
 		i += j
 		if i+1 < len(raw) && raw[i+1] == 'u' {
-			if r, ok := hex4(raw, i+2); ok {
+			if r, ok := escHex4(raw, i+2); ok {
 				n := i + 6
 				if r >= 0xd800 && r < 0xdc00 && n+6 <= len(raw) && raw[n] == '\\' && raw[n+1] == 'u' {
-					if r2, ok := hex4(raw, n+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
+					if r2, ok := escHex4(raw, n+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
 						r, n = 0x10000+(r-0xd800)<<10+(r2-0xdc00), n+6
 					}
 				}
@@ -199,10 +200,36 @@ func appendJSONUnescaped(dst, raw []byte) []byte {
 				continue
 			}
 		}
-		d := decoder{s: raw, flags: decJSON}
+		d := escDecoder{s: raw, flags: escJSON}
 		var c byte
 		c, i = d.at(i)
 		dst = append(dst, c)
 	}
 	return dst
+}
+
+// nativeUnescapedBufs holds buffers for unescapeNative.
+var nativeUnescapedBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooledNative is the largest buffer returned to the pool.
+const maxPooledNative = 64 << 10
+
+// unescapeNative returns the content of a JSON string with its escapes undone:
+// raw itself when it has none (buf nil), else a pooled buffer (buf) that the
+// caller hands back with releaseUnescapedNative once done with text.
+func unescapeNative(raw []byte) (text []byte, buf *[]byte) {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return raw, nil
+	}
+	buf = nativeUnescapedBufs.Get().(*[]byte)
+	*buf = appendNativeUnescaped((*buf)[:0], raw)
+	return *buf, buf
+}
+
+// releaseUnescapedNative returns a buffer of unescapeNative to its pool
+// (nil: nothing).
+func releaseUnescapedNative(buf *[]byte) {
+	if buf != nil && cap(*buf) <= maxPooledNative {
+		nativeUnescapedBufs.Put(buf)
+	}
 }

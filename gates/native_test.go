@@ -59,23 +59,36 @@ func TestNativeStringsDeep(t *testing.T) {
 	require.Equal(t, []string{"url w"}, nativeList(deeper))
 }
 
-func TestJSONKeyIs(t *testing.T) {
-	require.True(t, jsonKeyIs([]byte("url"), "url"))
-	require.True(t, jsonKeyIs([]byte(`u\u0072l`), "url"))
-	require.True(t, jsonKeyIs([]byte(`\/`), "/"))
-	require.False(t, jsonKeyIs([]byte(`u\u0072lx`), "url"))
-	require.False(t, jsonKeyIs([]byte(`u\u0072`), "url"))
-	require.False(t, jsonKeyIs(nil, "url"))
+func TestNativeKeyIs(t *testing.T) {
+	require.True(t, nativeKeyIs([]byte("url"), "url"))
+	require.True(t, nativeKeyIs([]byte(`u\u0072l`), "url"))
+	require.True(t, nativeKeyIs([]byte(`\/`), "/"))
+	require.False(t, nativeKeyIs([]byte(`u\u0072lx`), "url"))
+	require.False(t, nativeKeyIs([]byte(`u\u0072`), "url"))
+	require.False(t, nativeKeyIs(nil, "url"))
 }
 
-func TestAppendJSONUnescaped(t *testing.T) {
+func TestAppendNativeUnescaped(t *testing.T) {
 	f := func(raw, want string) {
 		t.Helper()
-		require.Equal(t, want, string(appendJSONUnescaped(nil, []byte(raw))))
+		require.Equal(t, want, string(appendNativeUnescaped(nil, []byte(raw))))
 	}
 	f(`<script src=\"https:\/\/x\"><\/script>`, `<script src="https://x"></script>`)
 	f(`\u003cimg\u003e \u00e9 \ud83d\ude00 \n\t`, "<img> é 😀 \n\t")
 	f(`a\`, `a\`)
 	f(`\x\u12`, `\x\u12`)
 	f(`\ud83d`, "\ufffd")
+}
+
+func TestUnescapeNative(t *testing.T) {
+	raw := []byte(`<img src="a">`)
+	text, buf := unescapeNative(raw)
+	require.Nil(t, buf)
+	require.Equal(t, &raw[0], &text[0]) // no copy without escapes
+	releaseUnescapedNative(buf)
+
+	text, buf = unescapeNative([]byte(`<img src=\"a\">`))
+	require.NotNil(t, buf)
+	require.Equal(t, `<img src="a">`, string(text))
+	releaseUnescapedNative(buf)
 }

@@ -15,22 +15,23 @@ package gates
 // A URL is insecure when its scheme is http, compared without case after
 // undoing JSON escapes, character references and percent-encoding (and CSS
 // escapes in CSS), skipping leading spaces and ignoring tab, CR and LF as the
-// WHATWG URL parser does. `http:` with or without slashes counts (`http:x`
+// WHATWG URL parser does. References and percent-encoding are undone in every
+// context, CDATA, <style> and the notice fields included, even where a
+// browser would not: no encoding hides an http scheme. `http:` with or without slashes counts (`http:x`
 // loads http://x/); a protocol-relative `//host` inherits the page's scheme,
 // https on a secure imp, and a relative URL the page's: neither is insecure.
 // Click-throughs (<a href>, ClickThrough, native link.url), text, xmlns
-// attributes and DOCTYPE identifiers are never read. Markup that does not
-// parse is read as a browser reads it (text), never rejected for it.
+// attributes and DOCTYPE identifiers are never read. Malformed markup is
+// split the way a browser splits it (`< MediaFile>` is text; a tag cut off at
+// the end keeps its attributes) and never rejected for being malformed.
 //
 // The first insecure field, in the order nurl, burl, lurl, iurl, adm, is
 // reported. Linear in the markup, allocation-free on the pass path (a native
 // jstracker with escapes is unescaped into a pooled buffer).
 
 import (
-	"bytes"
-	"sync"
-
 	"github.com/bidguard/bidguard/engine"
+	"github.com/prebid/openrtb/v20/openrtb2"
 )
 
 type secureMarkup struct{}
@@ -54,7 +55,7 @@ func (g *secureMarkup) Kind() engine.Kind { return engine.PerBid }
 // Prepare skips a request in which no imp has secure 1.
 func (g *secureMarkup) Prepare(in *engine.Input) string {
 	for i := range in.Request.Imp {
-		if isSecureImp(&in.Request.Imp[i].Secure) {
+		if isSecureImp(&in.Request.Imp[i]) {
 			return ""
 		}
 	}
@@ -65,15 +66,15 @@ func (g *secureMarkup) Prepare(in *engine.Input) string {
 // business) and rejects one that loads a resource over http.
 func (g *secureMarkup) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	imp := in.ImpByID(b.ImpID)
-	if imp == nil || !isSecureImp(&imp.Secure) {
+	if imp == nil || !isSecureImp(imp) {
 		return engine.Pass()
 	}
 	for i, u := range [...]string{b.NURL, b.BURL, b.LURL, b.IURL} {
-		if insecureURL(bytesOf(u), decEntity|decPercent) {
+		if insecureURL(markupBytes(u), escEntity|escPercent) {
 			return secureMarkupReject(i)
 		}
 	}
-	if insecureAdm(bytesOf(b.AdM)) {
+	if insecureAdm(markupBytes(b.AdM)) {
 		return secureMarkupReject(4)
 	}
 	return engine.Pass()
@@ -91,7 +92,7 @@ func secureMarkupReject(field int) engine.Verdict {
 	return engine.Reject(secureMarkupReasons[field], secureMarkupLoss, secureMarkupNBR)
 }
 
-func isSecureImp(s **int8) bool { return *s != nil && **s == 1 }
+func isSecureImp(imp *openrtb2.Imp) bool { return imp.Secure != nil && *imp.Secure == 1 }
 
 // insecureURL reports whether the URL in s, read through the escape layers
 // flags (percent-encoding is always undone), has the http scheme.
@@ -100,7 +101,7 @@ func insecureURL(s []byte, flags uint8) bool { return insecureURLAt(s, 0, flags)
 // insecureURLAt is insecureURL for the URL that starts at p in s (s ends
 // where the URL does).
 func insecureURLAt(s []byte, p int, flags uint8) bool {
-	d := decoder{s: s, flags: flags | decPercent}
+	d := escDecoder{s: s, flags: flags | escPercent}
 	return hasScheme(&d, p, "http:")
 }
 
@@ -122,19 +123,19 @@ func insecureAdm(adm []byte) bool {
 func vastURLElement(name []byte) bool {
 	switch len(name) {
 	case 5:
-		return equalFold(name, "error")
+		return markupNameIs(name, "error")
 	case 8:
-		return equalFold(name, "tracking")
+		return markupNameIs(name, "tracking")
 	case 9:
-		return equalFold(name, "mediafile")
+		return markupNameIs(name, "mediafile")
 	case 10:
-		return equalFold(name, "impression")
+		return markupNameIs(name, "impression")
 	case 12:
-		return equalFold(name, "vastadtaguri")
+		return markupNameIs(name, "vastadtaguri")
 	case 13:
-		return equalFold(name, "clicktracking")
+		return markupNameIs(name, "clicktracking")
 	case 14:
-		return equalFold(name, "staticresource") || equalFold(name, "iframeresource")
+		return markupNameIs(name, "staticresource") || markupNameIs(name, "iframeresource")
 	}
 	return false
 }
@@ -151,13 +152,10 @@ func insecureMarkup(s []byte, xml bool) bool {
 		k := t.next()
 		if pending {
 			switch k {
-			case tokComment:
+			case markupComment:
 				continue
-			case tokText, tokCDATA:
-				d := decoder{s: t.data, flags: decEntity | decPercent}
-				if k == tokCDATA {
-					d.flags = decPercent
-				}
+			case markupText, markupCDATA:
+				d := escDecoder{s: t.data, flags: escEntity | escPercent}
 				if m.feedFrom(&d, 0) {
 					if m.state == 1 {
 						return true
@@ -169,17 +167,17 @@ func insecureMarkup(s []byte, xml bool) bool {
 			pending = false
 		}
 		switch k {
-		case tokEOF:
+		case markupEOF:
 			return false
-		case tokStartTag:
+		case markupStartTag:
 			if insecureTag(&t) {
 				return true
 			}
 			if !t.selfClosing && vastURLElement(t.name) {
 				m, pending = schemeMatch{scheme: "http:"}, true
 			}
-		case tokRawText:
-			if equalFold(t.name, "style") && insecureCSS(t.data, decEntity) {
+		case markupRawText:
+			if markupNameIs(t.name, "style") && insecureCSS(t.data, escEntity) {
 				return true
 			}
 		}
@@ -197,25 +195,26 @@ func insecureTag(t *markupTokenizer) bool {
 			continue
 		}
 		switch {
-		case equalFold(name, "src"), equalFold(name, "data"), equalFold(name, "poster"), equalFold(name, "background"),
-			equalFold(name, "href") && equalFold(t.name, "link"),
-			equalFold(name, "action") && equalFold(t.name, "form"):
-			if insecureURL(val, decEntity) {
+		case markupNameIs(name, "src"), markupNameIs(name, "data"), markupNameIs(name, "poster"),
+			markupNameIs(name, "background"),
+			markupNameIs(name, "href") && markupNameIs(t.name, "link"),
+			markupNameIs(name, "action") && markupNameIs(t.name, "form"):
+			if insecureURL(val, escEntity) {
 				return true
 			}
-		case equalFold(name, "srcset"):
-			it := srcsetURLs{d: decoder{s: val, flags: decEntity}}
+		case markupNameIs(name, "srcset"):
+			it := srcsetURLs{d: escDecoder{s: val, flags: escEntity}}
 			for {
 				b, e, ok := it.next()
 				if !ok {
 					break
 				}
-				if insecureURLAt(val[:e], b, decEntity) {
+				if insecureURLAt(val[:e], b, escEntity) {
 					return true
 				}
 			}
-		case equalFold(name, "style"):
-			if insecureCSS(val, decEntity) {
+		case markupNameIs(name, "style"):
+			if insecureCSS(val, escEntity) {
 				return true
 			}
 		}
@@ -225,23 +224,17 @@ func insecureTag(t *markupTokenizer) bool {
 // insecureCSS checks the URLs of CSS read through flags (entities for a
 // style attribute).
 func insecureCSS(s []byte, flags uint8) bool {
-	it := cssURLs{d: decoder{s: s, flags: flags}}
+	it := cssURLs{d: escDecoder{s: s, flags: flags}}
 	for {
 		b, e, ok := it.next()
 		if !ok {
 			return false
 		}
-		if insecureURLAt(s[:e], b, flags|decCSS) {
+		if insecureURLAt(s[:e], b, flags|escCSS) {
 			return true
 		}
 	}
 }
-
-// nativeHTMLBuf holds unescaped jstracker markup between uses.
-var nativeHTMLBuf = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// maxPooledHTML is the largest buffer returned to the pool.
-const maxPooledHTML = 64 << 10
 
 // insecureNative scans a native response.
 func insecureNative(s []byte) bool {
@@ -253,7 +246,7 @@ func insecureNative(s []byte) bool {
 		case !ok:
 			return false
 		case kind == nativeURL:
-			if insecureURLAt(s[:e], b, decJSON|decEntity) {
+			if insecureURLAt(s[:e], b, escJSON|escEntity) {
 				return true
 			}
 		case kind == nativeHTML:
@@ -264,19 +257,11 @@ func insecureNative(s []byte) bool {
 	}
 }
 
-// insecureJSONHTML scans HTML held in a JSON string, unescaped first when it
-// holds escapes (it nearly always does: \").
+// insecureJSONHTML scans HTML held in a JSON string (jstracker).
 func insecureJSONHTML(raw []byte) bool {
-	if bytes.IndexByte(raw, '\\') < 0 {
-		return insecureMarkup(raw, false)
-	}
-	bp := nativeHTMLBuf.Get().(*[]byte)
-	buf := appendJSONUnescaped((*bp)[:0], raw)
-	bad := insecureMarkup(buf, false)
-	if cap(buf) <= maxPooledHTML {
-		*bp = buf
-		nativeHTMLBuf.Put(bp)
-	}
+	html, buf := unescapeNative(raw)
+	bad := insecureMarkup(html, false)
+	releaseUnescapedNative(buf)
 	return bad
 }
 

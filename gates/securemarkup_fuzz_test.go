@@ -84,7 +84,7 @@ func FuzzSecureMarkup(f *testing.F) {
 		insecureMarkup(b, false)
 		insecureNative(b)
 		insecureJSONHTML(b)
-		insecureURL(b, decJSON|decEntity|decCSS)
+		insecureURL(b, escJSON|escEntity|escCSS)
 
 		if n := neutralise(s); insecureAdm([]byte(n)) {
 			t.Fatalf("neutralised input flagged: %q", n)

@@ -183,6 +183,7 @@ func TestSecureMarkupCreatives(t *testing.T) {
 	f("vast2 Impression", vast2, `<![CDATA[https://imp.dsp.example`, `<![CDATA[http://imp.dsp.example`, true)
 	f("vast2 Impression, spaces around CDATA", vast2, ` https://imp.verifier`, ` http://imp.verifier`, true)
 	f("vast2 Tracking, text with entities", vast2, `<Tracking event="start">https://`, `<Tracking event="start">http&#x3A;//`, true)
+	f("vast2 Impression, reference in CDATA", vast2, `<![CDATA[https://imp.dsp.example`, `<![CDATA[http&#58;//imp.dsp.example`, true)
 	f("vast2 Tracking, CDATA", vast2, `https://trk.dsp.example/complete`, `http://trk.dsp.example/complete`, true)
 	f("vast2 ClickTracking", vast2, `https://trk.dsp.example/click`, `http://trk.dsp.example/click`, true)
 	f("vast2 MediaFile", vast2, `https://cdn.dsp.example/v/30s.mp4`, `Http://cdn.dsp.example/v/30s.mp4`, true)
@@ -340,8 +341,8 @@ func TestSecureMarkupLinear(t *testing.T) {
 		insecureMarkup(s, true)
 		insecureMarkup(s, false)
 		insecureNative(s)
-		insecureCSS(s, decEntity)
-		insecureURL(s, decJSON|decEntity|decCSS)
+		insecureCSS(s, escEntity)
+		insecureURL(s, escJSON|escEntity|escCSS)
 	}
 	// A long key whose array holds many strings is compared once per string
 	// in constant time.
