@@ -27,6 +27,7 @@ func Builtin() engine.Registry {
 		requiredFieldsFactory,
 		responseIDFactory,
 		schemaFactory,
+		secureMarkupFactory,
 		tmaxGuardFactory,
 		uniqueBidIDFactory,
 	}

@@ -1,0 +1,105 @@
+package gates
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// secureSlot is a creative with one URL replaced by a slot, and what the
+// slot's content must not hold to stay inside it.
+type secureSlot struct {
+	name, creative, target string
+	drop                   string // bytes removed from the fuzzed text
+	jsonEscape             bool   // the slot is inside a JSON string
+}
+
+var secureSlots = []secureSlot{
+	{"img src", bannerHTML, "https://cdn.brand.example/a.jpg", `"`, false},
+	{"srcset", bannerHTML, "https://cdn.brand.example/a@2x.webp", "\", \t\n\r\f&", false},
+	{"style sheet url()", bannerHTML, "https://cdn.brand.example/bg.jpg", "\"'()\\<& \t\n\r\f", false},
+	{"style attribute url('')", bannerHTML, "//cdn.brand.example/body.png", "\"'\\&\n\r\f", false},
+	{"vast MediaFile CDATA", vast2, "https://cdn.dsp.example/v/30s.mp4", "]", false},
+	{"vast Error text", vast2, "https://err.dsp.example/e?code=[ERRORCODE]", "<", false},
+	{"vast4 Impression", vast4, "https://example.com/track/impression", "]", false},
+	{"native imptrackers", native11, "https://trk.verifier.example/ni", "", true},
+	{"native jstracker src", native11, "https://trk.dsp.example/nj.js", "\"\\", true},
+	{"native eventtrackers", native12, "https://trk.dsp.example/e1", "", true},
+}
+
+func (s secureSlot) fill(url string) []byte {
+	if s.jsonEscape {
+		b, _ := json.Marshal(url)
+		url = string(b[1 : len(b)-1])
+	}
+	return []byte(strings.Replace(s.creative, s.target, url, 1))
+}
+
+// neutralise removes every byte that could build a scheme out of separated
+// pieces (escape starts, tab/CR/LF, and '!', '/', '?' that open comments,
+// CDATA sections, end tags and declarations), then turns each "http" (any
+// case) not followed by 's' into "https".
+func neutralise(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if !strings.ContainsRune("&%\\\t\r\n!/?", rune(s[i])) {
+			b.WriteByte(s[i])
+		}
+	}
+	t := b.String()
+	b.Reset()
+	for i := 0; i < len(t); i++ {
+		b.WriteByte(t[i])
+		if i >= 3 && strings.EqualFold(t[i-3:i+1], "http") && (i+1 == len(t) || t[i+1]|0x20 != 's') {
+			b.WriteByte('s')
+		}
+	}
+	return b.String()
+}
+
+// FuzzSecureMarkup checks, on any input:
+//   - scanning never panics, in every mode, and is deterministic;
+//   - upgrading: the input neutralised (see neutralise) never flags;
+//   - inserting: in each slot of a realistic creative, "https://" followed by
+//     the input (kept inside the slot) never flags, and "http://" followed by
+//     the same always flags.
+func FuzzSecureMarkup(f *testing.F) {
+	for _, s := range []string{
+		bannerHTML, vast2, vast3Wrapper, vast4, native11, native12,
+		`<img src="http&#58;//x">`, `<img srcset="a 1x, http://b 2x">`, `<style>@import 'http://x'</style>`,
+		`<div style="background:u\72l(h\74tp://x)">`, `{"native":{"jstracker":"<img src=\"http:\/\/x\">"}}`,
+		`<VAST><Ad><InLine><Impression>ht<!-- x --><![CDATA[tp://x]]></Impression></InLine></Ad></VAST>`,
+		`<img src="http://x`, `< MediaFile>http://x</MediaFile>`, `{"native":{"ver":"1.0","link":{ ... },"imptrackers":[ ... ]}}`,
+		"\xef\xbb\xbf<?xml version=\"1.0\"?><VAST><Error>http%3A//x</Error></VAST>", `&#x68;ttp://x`, "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		b := []byte(s)
+		got := insecureAdm(b)
+		if insecureAdm(b) != got {
+			t.Fatalf("not deterministic: %q", s)
+		}
+		insecureMarkup(b, true)
+		insecureMarkup(b, false)
+		insecureNative(b)
+		insecureJSONHTML(b)
+		insecureURL(b, escJSON|escEntity|escCSS)
+
+		if n := neutralise(s); insecureAdm([]byte(n)) {
+			t.Fatalf("neutralised input flagged: %q", n)
+		}
+		for _, slot := range secureSlots {
+			x := s
+			for _, c := range slot.drop {
+				x = strings.ReplaceAll(x, string(c), "")
+			}
+			if adm := slot.fill("https://" + x); insecureAdm(adm) {
+				t.Fatalf("%s: https URL flagged:\n%s", slot.name, adm)
+			}
+			if adm := slot.fill("http://" + x); !insecureAdm(adm) {
+				t.Fatalf("%s: http URL not flagged:\n%s", slot.name, adm)
+			}
+		}
+	})
+}
