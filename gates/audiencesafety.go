@@ -140,7 +140,7 @@ func (g *audienceSafety) childDirected(r *openrtb2.BidRequest) bool {
 	if r == nil {
 		return false
 	}
-	if reg := r.Regs; reg != nil && (reg.COPPA == 1 || jsonIsOne(jsonMember(reg.Ext, "coppa"))) {
+	if reg := r.Regs; reg != nil && (reg.COPPA == 1 || regsExtCOPPA(reg.Ext)) {
 		return true
 	}
 	if s := r.Site; s != nil {
@@ -229,3 +229,10 @@ func containsFoldASCII(s, lowerSub string) bool {
 }
 
 var _ engine.BidGate = (*audienceSafety)(nil)
+
+// regsExtCOPPA reports whether regs.ext.coppa is the number 1 (the alias
+// some exchanges send).
+func regsExtCOPPA(ext []byte) bool {
+	v, ok := jsonLookup(ext, "coppa")
+	return ok && jsonIsOne(v)
+}

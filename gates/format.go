@@ -27,10 +27,13 @@ const maxQuoted = 64
 
 // quote prepares a bid- or request-supplied string for a reason: cut to 64
 // bytes on a rune boundary with "..." appended, control characters as '?'.
-func quote(s string) string {
+func quote(s string) string { return clipReason(s, maxQuoted) }
+
+// clipReason cuts s to n bytes on a rune boundary with "..." appended and
+// replaces control characters with '?'.
+func clipReason(s string, n int) string {
 	cut := false
-	if len(s) > maxQuoted {
-		n := maxQuoted
+	if len(s) > n {
 		for n > 0 && !utf8.RuneStart(s[n]) {
 			n--
 		}

@@ -152,3 +152,28 @@ func FuzzJSONLookup(f *testing.F) {
 		}
 	})
 }
+
+func TestJSONIsOne(t *testing.T) {
+	for _, s := range []string{"1", "1.0", "1.000"} {
+		require.True(t, jsonIsOne([]byte(s)), s)
+	}
+	for _, s := range []string{"", "0", "10", "1.", "1.01", "true", `"1"`, "-1", "1e0", "null"} {
+		require.False(t, jsonIsOne([]byte(s)), s)
+	}
+}
+
+func TestRegsExtCOPPA(t *testing.T) {
+	f := func(ext string, want bool) {
+		t.Helper()
+		require.Equal(t, want, regsExtCOPPA([]byte(ext)), ext)
+	}
+	f(`{"coppa":1}`, true)
+	f(` { "a" : {"coppa":0, "x":[1,{"y":"}"}]} , "coppa" : 1 } `, true) // nested members are not top-level
+	f(`{"coppa":1,"coppa":0}`, false)                                   // the last one wins
+	f(`{"coppa":0,"COPPA":1}`, true)                                    // keys differing only in case too
+	f(`{"s":"a,\"b\\","coppa":"1"}`, false)
+	f(`{"coppa":true}`, false)
+	f(`{"x":{"coppa":1}}`, false)
+	f(``, false)
+	f(`null`, false)
+}

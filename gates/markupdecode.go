@@ -191,34 +191,19 @@ func (d *escDecoder) json(p int) (byte, int) {
 	case 't':
 		return '\t', p + 2
 	case 'u':
-		r, ok := escHex4(s, p+2)
-		if !ok {
+		r := hex4(s, p+2)
+		if r < 0 {
 			break
 		}
 		n := p + 6
 		if r >= 0xd800 && r < 0xdc00 && n+6 <= len(s) && s[n] == '\\' && s[n+1] == 'u' {
-			if r2, ok := escHex4(s, n+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
+			if r2 := hex4(s, n+2); r2 >= 0 && r2 >= 0xdc00 && r2 < 0xe000 {
 				n += 6
 			}
 		}
 		return asciiOr80(r), n
 	}
 	return '\\', p + 1
-}
-
-func escHex4(s []byte, p int) (rune, bool) {
-	if p+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[p : p+4] {
-		v, ok := markupUnhex(c)
-		if !ok {
-			return 0, false
-		}
-		r = r<<4 | rune(v)
-	}
-	return r, true
 }
 
 func markupUnhex(c byte) (byte, bool) {

@@ -189,10 +189,10 @@ func appendNativeUnescaped(dst, raw []byte) []byte {
 		dst = append(dst, raw[i:i+j]...)
 		i += j
 		if i+1 < len(raw) && raw[i+1] == 'u' {
-			if r, ok := escHex4(raw, i+2); ok {
+			if r := hex4(raw, i+2); r >= 0 {
 				n := i + 6
 				if r >= 0xd800 && r < 0xdc00 && n+6 <= len(raw) && raw[n] == '\\' && raw[n+1] == 'u' {
-					if r2, ok := escHex4(raw, n+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
+					if r2 := hex4(raw, n+2); r2 >= 0 && r2 >= 0xdc00 && r2 < 0xe000 {
 						r, n = 0x10000+(r-0xd800)<<10+(r2-0xdc00), n+6
 					}
 				}

@@ -22,7 +22,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/bidguard/bidguard/engine"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -285,28 +284,6 @@ func schemaMessage(e *jsonschema.ValidationError, err error) string {
 		return clipReason(err.Error(), maxSchemaMessage)
 	}
 	return clipReason(kindMessage(e), maxSchemaMessage)
-}
-
-// clipReason cuts s to n bytes on a rune boundary with "..." appended and
-// replaces control characters with '?'.
-func clipReason(s string, n int) string {
-	cut := false
-	if len(s) > n {
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		s, cut = s[:n], true
-	}
-	s = strings.Map(func(r rune) rune {
-		if isControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
-	if cut {
-		s += "..."
-	}
-	return s
 }
 
 var _ engine.ScanGate = (*schema)(nil)
