@@ -10,7 +10,7 @@ import (
 )
 
 func TestAdomainVerifyPassAllocatesNothing(t *testing.T) {
-	ev := domainGatesTypical(t)
+	ev := typicalEval(t)
 	defer engine.ReleaseEval(ev)
 	g := newAdomainVerify(t, adomainVerifyOptions{RequireAdomain: true, ExtraPlaceholders: []string{"agency.io"}})
 	in := &ev.In

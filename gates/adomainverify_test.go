@@ -83,7 +83,7 @@ func TestAdomainVerifyOptions(t *testing.T) {
 }
 
 func BenchmarkAdomainVerify(b *testing.B) {
-	ev := domainGatesTypical(b)
+	ev := typicalEval(b)
 	defer engine.ReleaseEval(ev)
 	g := newAdomainVerify(b, adomainVerifyOptions{RequireAdomain: true})
 	in := &ev.In

@@ -10,7 +10,7 @@ import (
 )
 
 func TestBadvCompliancePassAllocatesNothing(t *testing.T) {
-	ev := domainGatesTypical(t)
+	ev := typicalEval(t)
 	defer engine.ReleaseEval(ev)
 	g := &badvCompliance{}
 	in := &ev.In

@@ -46,7 +46,7 @@ func TestBadvCompliance(t *testing.T) {
 }
 
 func BenchmarkBadvCompliance(b *testing.B) {
-	ev := domainGatesTypical(b)
+	ev := typicalEval(b)
 	defer engine.ReleaseEval(ev)
 	g := &badvCompliance{}
 	in := &ev.In

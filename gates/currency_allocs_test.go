@@ -10,7 +10,7 @@ import (
 )
 
 func TestCurrencyPassAllocatesNothing(t *testing.T) {
-	ev := domainGatesTypical(t)
+	ev := typicalEval(t)
 	defer engine.ReleaseEval(ev)
 	g := &currency{}
 	in := &ev.In

@@ -45,7 +45,7 @@ func TestCurrency(t *testing.T) {
 }
 
 func BenchmarkCurrency(b *testing.B) {
-	ev := domainGatesTypical(b)
+	ev := typicalEval(b)
 	defer engine.ReleaseEval(ev)
 	g := &currency{}
 	in := &ev.In

@@ -10,7 +10,7 @@ import (
 )
 
 func TestDealPassAllocatesNothing(t *testing.T) {
-	ev := domainGatesTypical(t)
+	ev := typicalEval(t)
 	defer engine.ReleaseEval(ev)
 	g := &deal{}
 	in := &ev.In

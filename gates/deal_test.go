@@ -88,7 +88,7 @@ func dealTypical(ev *engine.Eval) {
 }
 
 func BenchmarkDeal(b *testing.B) {
-	ev := domainGatesTypical(b)
+	ev := typicalEval(b)
 	defer engine.ReleaseEval(ev)
 	dealTypical(ev)
 	g := &deal{}

@@ -1,12 +1,9 @@
 package gates
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/bidguard/bidguard/engine"
 	"github.com/stretchr/testify/require"
 )
 
@@ -206,19 +203,4 @@ func FuzzNormalizeDomain(f *testing.F) {
 			require.Equal(t, d, got)
 		}
 	})
-}
-
-// domainGatesTypical decodes the typical pair (testdata/typical-*.json) into
-// an Eval for the benchmarks and allocation tests of the domain, deal, floor
-// and currency gates. The caller releases it.
-func domainGatesTypical(tb testing.TB) *engine.Eval {
-	tb.Helper()
-	req, err := os.ReadFile(filepath.Join("testdata", "typical-request.json"))
-	require.NoError(tb, err)
-	resp, err := os.ReadFile(filepath.Join("testdata", "typical-response.json"))
-	require.NoError(tb, err)
-	ev := engine.AcquireEval()
-	require.NoError(tb, ev.DecodeRequest(req))
-	require.NoError(tb, ev.DecodeResponse(resp, 1000))
-	return ev
 }

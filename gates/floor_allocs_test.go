@@ -11,7 +11,7 @@ import (
 )
 
 func TestFloorPassAllocatesNothing(t *testing.T) {
-	ev := domainGatesTypical(t)
+	ev := typicalEval(t)
 	defer engine.ReleaseEval(ev)
 	rates, err := engine.CompileRates(map[string]float64{"EUR/USD": 1.08})
 	require.NoError(t, err)

@@ -143,7 +143,7 @@ func TestConvertMicros(t *testing.T) {
 }
 
 func BenchmarkFloor(b *testing.B) {
-	ev := domainGatesTypical(b)
+	ev := typicalEval(b)
 	defer engine.ReleaseEval(ev)
 	g := newFloor(b, "fail")
 	in := &ev.In
