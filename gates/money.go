@@ -6,7 +6,7 @@ import (
 	"github.com/bidguard/bidguard/engine"
 )
 
-// Currency conversion shared by bidSanity and floor. Rates come from the
+// Money: currency conversion and micro-units shared by bidSanity and floor. Rates come from the
 // default policy's currencyRates (engine.Rates): an amount in `from` is
 // worth amount*Rate(from, to) in `to`.
 
