@@ -27,7 +27,6 @@ import (
 	"bytes"
 	"errors"
 	"sync"
-	"unicode/utf16"
 	"unicode/utf8"
 	"unsafe"
 
@@ -466,50 +465,12 @@ func (w *walker) unescape(body []byte) []byte {
 			break
 		}
 		out = append(out, body[:b]...)
-		body = body[b:]
-		n := 2
-		switch e := body[1]; e {
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		case 'u':
-			var r rune
-			r, n = decodeU(body)
-			out = utf8.AppendRune(out, r)
-		default: // '"', '\\', '/'
-			out = append(out, e)
-		}
-		body = body[n:]
+		r, next := jsonRune(body, b) // one escape, resolved as encoding/json does
+		out = utf8.AppendRune(out, r)
+		body = body[next:]
 	}
 	w.buf = out
 	return out
-}
-
-// decodeU decodes a \uXXXX escape (and its low surrogate) at the start of s,
-// returning the rune and the bytes consumed.
-func decodeU(s []byte) (rune, int) {
-	r := hex4(s, 2)
-	if r < 0 {
-		return utf8.RuneError, 2
-	}
-	if !utf16.IsSurrogate(r) {
-		return r, 6
-	}
-	if len(s) >= 12 && s[6] == '\\' && s[7] == 'u' {
-		if r2 := hex4(s, 8); r2 >= 0 {
-			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
-				return d, 12
-			}
-		}
-	}
-	return utf8.RuneError, 6
 }
 
 // stringBytes views s as bytes without copying; the bytes must not be
