@@ -90,21 +90,9 @@ func TestContentEmpty(t *testing.T) {
 }
 
 func TestContentScanTypicalPairPasses(t *testing.T) {
-	ev := typicalEval(t)
-	sc := &fakeScope{}
-	(&content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}}).scan(&ev.In, sc)
-	require.Zero(t, sc.hits)
+	requireScanPassesTypical(t, &content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}})
 }
 
 func BenchmarkContent(b *testing.B) {
-	ev := typicalEval(b)
-	g := &content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}}
-	sc := &fakeScope{}
-	b.ReportAllocs()
-	for b.Loop() {
-		g.scan(&ev.In, sc)
-	}
-	if sc.hits != 0 {
-		b.Fatal("the typical pair must pass")
-	}
+	benchScanTypical(b, &content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}})
 }

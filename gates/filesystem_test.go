@@ -74,21 +74,9 @@ func TestFilesystemOptions(t *testing.T) {
 }
 
 func TestFilesystemScanTypicalPairPasses(t *testing.T) {
-	ev := typicalEval(t)
-	sc := &fakeScope{}
-	(&filesystem{rm: true, traversal: true, sensitive: true, limit: scanLimit{maxNodes: defaultMaxNodes}}).scan(&ev.In, sc)
-	require.Zero(t, sc.hits)
+	requireScanPassesTypical(t, &filesystem{rm: true, traversal: true, sensitive: true, limit: scanLimit{maxNodes: defaultMaxNodes}})
 }
 
 func BenchmarkFilesystem(b *testing.B) {
-	ev := typicalEval(b)
-	g := &filesystem{rm: true, traversal: true, sensitive: true, limit: scanLimit{maxNodes: defaultMaxNodes}}
-	sc := &fakeScope{}
-	b.ReportAllocs()
-	for b.Loop() {
-		g.scan(&ev.In, sc)
-	}
-	if sc.hits != 0 {
-		b.Fatal("the typical pair must pass")
-	}
+	benchScanTypical(b, &filesystem{rm: true, traversal: true, sensitive: true, limit: scanLimit{maxNodes: defaultMaxNodes}})
 }

@@ -191,16 +191,10 @@ func (d *escDecoder) json(p int) (byte, int) {
 	case 't':
 		return '\t', p + 2
 	case 'u':
-		r := hex4(s, p+2)
-		if r < 0 {
-			break
+		if hex4(s, p+2) < 0 {
+			break // not an escape: the backslash reads as itself
 		}
-		n := p + 6
-		if r >= 0xd800 && r < 0xdc00 && n+6 <= len(s) && s[n] == '\\' && s[n+1] == 'u' {
-			if r2 := hex4(s, n+2); r2 >= 0 && r2 >= 0xdc00 && r2 < 0xe000 {
-				n += 6
-			}
-		}
+		r, n := jsonRune(s, p) // a surrogate pair reads as one unit
 		return asciiOr80(r), n
 	}
 	return '\\', p + 1

@@ -176,23 +176,11 @@ func TestPIIDifferentialRandom(t *testing.T) {
 }
 
 func TestPIIScanTypicalPairPasses(t *testing.T) {
-	ev := typicalEval(t)
-	sc := &fakeScope{}
-	(&pii{email: true, ssn: true, phone: true, limit: scanLimit{maxNodes: defaultMaxNodes}}).scan(&ev.In, sc)
-	require.Zero(t, sc.hits)
+	requireScanPassesTypical(t, &pii{email: true, ssn: true, phone: true, limit: scanLimit{maxNodes: defaultMaxNodes}})
 }
 
 func BenchmarkPII(b *testing.B) {
-	ev := typicalEval(b)
-	g := &pii{email: true, ssn: true, phone: true, limit: scanLimit{maxNodes: defaultMaxNodes}}
-	sc := &fakeScope{}
-	b.ReportAllocs()
-	for b.Loop() {
-		g.scan(&ev.In, sc)
-	}
-	if sc.hits != 0 {
-		b.Fatal("the typical pair must pass")
-	}
+	benchScanTypical(b, &pii{email: true, ssn: true, phone: true, limit: scanLimit{maxNodes: defaultMaxNodes}})
 }
 
 // BenchmarkPIIPlainRegexes is the cost the candidate-first matcher avoids:

@@ -316,3 +316,31 @@ func TestScanGatesAreSafeForConcurrentUse(t *testing.T) {
 		require.Equal(t, [4]int{50, 50, 50, 0}, <-done)
 	}
 }
+
+// typicalScanner is a scanning gate's scan, for the shared typical-pair
+// test and benchmark of filesystem, pii and content.
+type typicalScanner interface {
+	scan(in *engine.Input, sc scanScope)
+}
+
+// requireScanPassesTypical asserts the typical pair holds no hit for g.
+func requireScanPassesTypical(t *testing.T, g typicalScanner) {
+	t.Helper()
+	ev := typicalEval(t)
+	sc := &fakeScope{}
+	g.scan(&ev.In, sc)
+	require.Zero(t, sc.hits)
+}
+
+// benchScanTypical measures g's scan of the typical pair.
+func benchScanTypical(b *testing.B, g typicalScanner) {
+	ev := typicalEval(b)
+	sc := &fakeScope{}
+	b.ReportAllocs()
+	for b.Loop() {
+		g.scan(&ev.In, sc)
+	}
+	if sc.hits != 0 {
+		b.Fatal("the typical pair must pass")
+	}
+}
