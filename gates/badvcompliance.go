@@ -23,7 +23,7 @@ func (g *badvCompliance) Kind() engine.Kind { return engine.PerBid }
 
 // Prepare skips a request whose badv holds no non-blank entry.
 func (g *badvCompliance) Prepare(in *engine.Input) string {
-	if !hasDomainEntry(in.Request.BAdv) {
+	if !hasNonBlank(in.Request.BAdv) {
 		return "no badv in request"
 	}
 	return ""

@@ -8,8 +8,6 @@ package gates
 // Codes 3 / 300.
 
 import (
-	"strings"
-
 	"github.com/bidguard/bidguard/engine"
 )
 
@@ -24,16 +22,14 @@ func (g *currency) Kind() engine.Kind { return engine.Response }
 
 // CheckResponse fails a response whose currency the request does not accept.
 func (g *currency) CheckResponse(in *engine.Input) engine.Verdict {
+	if !hasNonBlank(in.Request.Cur) {
+		return engine.Skip("no cur in request")
+	}
 	cur := in.ResponseCur()
-	listed := false
 	for _, c := range in.Request.Cur {
 		if engine.SameCurrency(c, cur) {
 			return engine.Pass()
 		}
-		listed = listed || strings.TrimSpace(c) != ""
-	}
-	if !listed {
-		return engine.Skip("no cur in request")
 	}
 	return engine.Reject("currency "+formatCur(cur)+" not accepted", 3, 300)
 }

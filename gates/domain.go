@@ -218,17 +218,6 @@ func listCovers(list []string, d string) bool {
 	return false
 }
 
-// hasDomainEntry reports whether a request list holds an entry that is not
-// blank.
-func hasDomainEntry(list []string) bool {
-	for _, e := range list {
-		if strings.TrimSpace(e) != "" {
-			return true
-		}
-	}
-	return false
-}
-
 // domainSet is a set of normalised names compiled from configuration,
 // matched by "equal to or subdomain of" with one map lookup per label of the
 // name under test. It is immutable once built and safe for concurrent use.

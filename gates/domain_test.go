@@ -124,9 +124,9 @@ func TestListCovers(t *testing.T) {
 	f("other.com", false)
 	f("", false)
 	require.False(t, listCovers(nil, "blocked.com"))
-	require.True(t, hasDomainEntry(list))
-	require.False(t, hasDomainEntry([]string{"", " \t"}))
-	require.False(t, hasDomainEntry(nil))
+	require.True(t, hasNonBlank(list))
+	require.False(t, hasNonBlank([]string{"", " \t"}))
+	require.False(t, hasNonBlank(nil))
 }
 
 func TestDomainSet(t *testing.T) {
