@@ -335,8 +335,8 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestValidConfigWithoutGatesWarns(t *testing.T) {
-	snap := snapshot(t, "listen: 127.0.0.1:8081\n")
-	require.NotEmpty(t, snap.Warnings)
+	snap := snapshot(t, "listen: 127.0.0.1:8081\npolicy:\n  gates: []\n")
+	require.Equal(t, []string{"policy.gates is empty: every bid is forwarded unjudged"}, snap.Warnings)
 	rep := check(t, snap, engine.CheckOptions{})
 	require.True(t, rep.Passed)
 	require.Equal(t, "forward", rep.Action)
