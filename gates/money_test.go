@@ -69,3 +69,10 @@ func TestFormatFloor(t *testing.T) {
 	require.Equal(t, formatNum(1e300), formatFloor(1e300, true), "nothing below the micro-unit to round")
 	require.Equal(t, "USD", formatCur("usd"))
 }
+
+func TestFormatRatio(t *testing.T) {
+	require.Equal(t, "150", formatRatio(150))
+	require.Equal(t, "2.33", formatRatio(7.0/3))
+	require.Equal(t, "50", formatRatio(50.0000005), "written rounded, compared unrounded")
+	require.Equal(t, formatNum(1e307), formatRatio(1e307), "too large to scale: written as is")
+}
