@@ -167,14 +167,14 @@ func (o QuarantineOverride) Apply(t QuarantineThresholds) QuarantineThresholds {
 
 // PolicyConfig is the default policy.
 type PolicyConfig struct {
+	Action        string             `yaml:"action"`        // enforce | shadow
+	OnDeadline    string             `yaml:"onDeadline"`    // drop | forward
+	FailFast      *bool              `yaml:"failFast"`      // default true
+	SeatNonBid    bool               `yaml:"seatNonBid"`    // answer rejections with the IAB seat-non-bid extension
+	CurrencyRates map[string]float64 `yaml:"currencyRates"` // BASE/QUOTE: one BASE in QUOTE; codes in any case
 	// Gates left out (or null) are the embedded default policy's gates;
 	// `gates: []` runs none (config validate warns).
-	Action        string             `yaml:"action"`     // enforce | shadow
-	OnDeadline    string             `yaml:"onDeadline"` // drop | forward
-	FailFast      *bool              `yaml:"failFast"`   // default true
-	SeatNonBid    bool               `yaml:"seatNonBid"` // answer rejections with the IAB seat-non-bid extension
-	CurrencyRates map[string]float64 `yaml:"currencyRates"`
-	Gates         []GateConfig       `yaml:"gates"`
+	Gates []GateConfig `yaml:"gates"`
 }
 
 // GateConfig is one gate entry: exactly gate, name, mode, options.
