@@ -15,12 +15,13 @@ import (
 const module = "github.com/bidguard/bidguard"
 
 // allowed is DESIGN.md's dependency direction: cmd → rtb → engine → pool,
-// gates → engine, cmd → gates. loadtest imports no bidguard package.
+// gates → engine, cmd → gates; engine reads the embedded default policy from
+// the leaf configs. loadtest imports no bidguard package.
 var allowed = map[string][]string{
-	"engine":   {"pool"},
-	"gates":    {"engine", "pool"},
+	"engine":   {"pool", "configs"},
+	"gates":    {"engine", "pool", "configs"},
 	"pool":     {},
-	"rtb":      {"engine", "pool"},
+	"rtb":      {"engine", "pool", "configs"},
 	"configs":  {},
 	"loadtest": {},
 	"bench":    {"engine", "gates", "pool", "rtb", "configs"},
