@@ -50,7 +50,7 @@ func BenchmarkVerify(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := VerifyFiles([]string{path}, testKey); err != nil {
+		if _, err := VerifyFiles([]string{path}, testKey, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

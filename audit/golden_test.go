@@ -66,7 +66,7 @@ func TestGoldenVectors(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, string(have), string(want), "%s segment %d", dir, i+1)
 		}
-		sum, err := VerifyFiles([]string{filepath.Join(dir, "audit.log")}, key)
+		sum, err := VerifyFiles([]string{filepath.Join(dir, "audit.log")}, key, nil)
 		require.NoError(t, err, dir)
 		require.Equal(t, uint64(11), sum.Records)
 		require.Equal(t, 2, sum.Segments)

@@ -108,7 +108,7 @@ type writer struct {
 	rec    Record
 	doms   []string
 	ctl    []Record // taken from Log.ctl
-	broken bool // the log could not be reopened: retry after retryAfter
+	broken bool     // the log could not be reopened: retry after retryAfter
 
 	// Since the last write: what buf holds.
 	held      uint64 // ring slots encoded into buf
@@ -442,11 +442,14 @@ func (l *Log) flush() error {
 	}
 	w.buf = w.buf[:0]
 	w.held, w.producers, w.records, w.gaps, w.recovered, w.gapCount = 0, 0, 0, 0, 0, 0
-	l.q.release(held)
 	if w.unsynced == 0 {
 		w.firstUnsynced = time.Now()
 	}
 	w.unsynced += records
+	// The slots are freed after the records are counted as written (even if
+	// a counter panics): at every instant, records accepted by Enqueue are
+	// counted as written or still hold a slot.
+	defer l.q.release(held)
 	l.m.Written.Add(records)
 	l.m.Gap.Add(gaps)
 	l.m.Recovered.Add(recovered)

@@ -21,7 +21,7 @@ func TestLogRoundTrip(t *testing.T) {
 	require.False(t, l.Enqueue(reject(99)), "closed")
 	require.ErrorIs(t, l.Append(&Record{Kind: KindConfig}), ErrClosed)
 
-	sum, err := VerifyFiles([]string{path}, testKey)
+	sum, err := VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
 	require.Equal(t, uint64(12), sum.Records)
 	require.Equal(t, 1, sum.Segments)
@@ -40,12 +40,12 @@ func TestLogRoundTrip(t *testing.T) {
 	require.Equal(t, 300, r.NBR)
 	require.Equal(t, recs[1].MAC, r.Prev)
 
-	_, err = VerifyFiles([]string{path}, []byte("another-key-0123456789"))
+	_, err = VerifyFiles([]string{path}, []byte("another-key-0123456789"), nil)
 	var be *BreakError
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, 1, be.Line)
 	require.Contains(t, be.What, "--key-file")
-	_, err = VerifyFiles([]string{path}, nil)
+	_, err = VerifyFiles([]string{path}, nil, nil)
 	require.ErrorAs(t, err, &be, "an HMAC chain does not verify as plain SHA-256")
 }
 
@@ -57,7 +57,7 @@ func TestLogReopenContinues(t *testing.T) {
 		require.True(t, l.Enqueue(reject(run)))
 		require.NoError(t, l.Close())
 	}
-	sum, err := VerifyFiles([]string{path}, testKey)
+	sum, err := VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
 	require.Equal(t, uint64(4), sum.Records, "one segment record, then one record per run")
 
@@ -76,8 +76,8 @@ func TestLogSecondProcessRefused(t *testing.T) {
 }
 
 // A full queue drops, counts, and a gap record with the exact count
-// follows: the writer is held inside a counter after a write while the
-// test fills the queue.
+// follows: the writer is held inside the written counter after a write
+// while the test fills the queue.
 func TestLogFullQueueGap(t *testing.T) {
 	const queue, extra = 8, 5
 	path := logPath(t)
@@ -89,8 +89,8 @@ func TestLogFullQueueGap(t *testing.T) {
 
 	written.arm()
 	require.True(t, l.Enqueue(reject(0)))
-	<-written.entered // the writer wrote record 0 and waits; the queue is empty
-	for i := 1; i <= queue; i++ {
+	<-written.entered // record 0 is written and counted; its slot is freed after the count
+	for i := 1; i < queue; i++ {
 		require.True(t, l.Enqueue(reject(i)), "slot %d", i)
 	}
 	for i := range extra {
@@ -102,15 +102,15 @@ func TestLogFullQueueGap(t *testing.T) {
 
 	recs := readRecords(t, path)
 	want := []Kind{KindSegment, KindReject, KindGap}
-	for range queue {
+	for range queue - 1 {
 		want = append(want, KindReject)
 	}
 	require.Equal(t, want, kinds(recs))
 	require.Equal(t, strconv.Itoa(extra)+" records dropped", recs[2].Reason)
-	for i := 1; i <= queue; i++ {
+	for i := 1; i < queue; i++ {
 		require.Equal(t, "req-"+strconv.Itoa(i), recs[2+i].ReqID, "queued records keep their order")
 	}
-	sum, err := VerifyFiles([]string{path}, testKey)
+	sum, err := VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Gaps)
 	require.Equal(t, uint64(extra), sum.Dropped)
@@ -134,7 +134,7 @@ func TestLogConcurrentProducers(t *testing.T) {
 	}
 	wg.Wait()
 	require.NoError(t, l.Close())
-	sum, err := VerifyFiles([]string{path}, testKey)
+	sum, err := VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
 	rejects := sum.Kinds[KindReject]
 	require.Equal(t, uint64(producers*each), rejects+sum.Dropped)
@@ -158,7 +158,7 @@ func TestLogWriterPanic(t *testing.T) {
 	}
 	require.NoError(t, l.Close())
 	require.Equal(t, int64(1), m.panics.get())
-	sum, err := VerifyFiles([]string{path}, testKey)
+	sum, err := VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
 	require.Equal(t, uint64(5), sum.Kinds[KindReject], "records written before the panic stay in the chain")
 }
@@ -189,7 +189,7 @@ func TestLogTornTail(t *testing.T) {
 	torn := `{"v":1,"seq":5,"ts":"2026`
 	require.NoError(t, os.WriteFile(path, append(data, torn...), 0o640))
 
-	_, err = VerifyFiles([]string{path}, testKey)
+	_, err = VerifyFiles([]string{path}, testKey, nil)
 	var be *BreakError
 	require.ErrorAs(t, err, &be)
 	require.Equal(t, 5, be.Line)
@@ -204,7 +204,7 @@ func TestLogTornTail(t *testing.T) {
 	require.Equal(t, []Kind{KindSegment, KindReject, KindReject, KindReject, KindRecovered, KindReject}, kinds(recs))
 	require.Equal(t, strconv.Itoa(len(torn))+" bytes truncated", recs[4].Reason)
 	require.Equal(t, uint64(5), recs[4].Seq, "the torn record's seq is reused")
-	sum, err := VerifyFiles([]string{path}, testKey)
+	sum, err := VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
 	require.Equal(t, 1, sum.Recoveries)
 	require.Equal(t, uint64(len(torn)), sum.Truncated)
@@ -230,7 +230,7 @@ func TestLogTornSegmentStart(t *testing.T) {
 
 		l = openLog(t, Options{Path: path, SegmentBytes: 1000})
 		require.NoError(t, l.Close())
-		_, err = VerifyFiles([]string{path}, testKey)
+		_, err = VerifyFiles([]string{path}, testKey, nil)
 		require.NoError(t, err, "cut at %d", cut)
 		recs := readRecords(t, last)
 		require.Equal(t, KindSegment, recs[0].Kind)
@@ -284,7 +284,7 @@ func TestLogRotation(t *testing.T) {
 		}
 		prevLast = recs[len(recs)-1]
 	}
-	sum, err := VerifyFiles([]string{path}, testKey)
+	sum, err := VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
 	require.Equal(t, len(segs), sum.Segments)
 	require.Equal(t, uint64(60), sum.Kinds[KindReject])
@@ -296,7 +296,7 @@ func TestLogRotation(t *testing.T) {
 	after, err := Segments(path)
 	require.NoError(t, err)
 	require.Len(t, after, len(segs))
-	_, err = VerifyFiles([]string{path}, testKey)
+	_, err = VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
 }
 
@@ -317,6 +317,6 @@ func TestLogClipsFields(t *testing.T) {
 	require.Len(t, got.Reason, MaxReason)
 	require.Len(t, got.ADomain, MaxDomains)
 	require.Equal(t, "\uFFFDbad utf-8", got.CRID, "a run of invalid bytes becomes one U+FFFD")
-	_, err := VerifyFiles([]string{path}, testKey)
+	_, err := VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
 }

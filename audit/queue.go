@@ -48,6 +48,9 @@ const (
 // allocate, so the memory a full ring retains stays bounded.
 const keepBuf = 512
 
+// maxSlotBytes is the most a slot holds: every string at its limit.
+const maxSlotBytes = 5*MaxID + MaxReason + MaxPolicy + MaxDomains*MaxID
+
 // slot is a record's content copied into storage the slot owns, so nothing
 // of the producer's memory is retained.
 type slot struct {
@@ -121,6 +124,14 @@ func (s *slot) fill(r *Record, now int64) {
 	if !r.TS.IsZero() {
 		s.ts = r.TS.UnixNano()
 	}
+	s.nDom = min(len(r.ADomain), MaxDomains)
+	n := len(r.ReqID) + len(r.Seat) + len(r.BidID) + len(r.CRID) + len(r.Gate) + len(r.Reason) + len(r.Policy)
+	for i := range s.nDom {
+		n += len(r.ADomain[i])
+	}
+	if n > cap(s.buf) {
+		s.buf = make([]byte, 0, max(min(n, maxSlotBytes), keepBuf/2)) // one allocation for a cold slot
+	}
 	b := s.buf[:0]
 	put := func(i int, v string, max int) {
 		b = append(b, clip(v, max)...)
@@ -133,7 +144,6 @@ func (s *slot) fill(r *Record, now int64) {
 	put(fGate, r.Gate, MaxID)
 	put(fReason, r.Reason, MaxReason)
 	put(fPolicy, r.Policy, MaxPolicy)
-	s.nDom = min(len(r.ADomain), MaxDomains)
 	for i := range s.nDom {
 		put(numFields+i, r.ADomain[i], MaxID)
 	}

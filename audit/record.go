@@ -134,6 +134,7 @@ func appendMACInput(b []byte, r *Record) []byte {
 type macer struct {
 	h   hash.Hash
 	buf []byte
+	out []byte
 }
 
 func newMacer(key []byte) *macer {
@@ -148,7 +149,8 @@ func (m *macer) sum(r *Record) (out [32]byte) {
 	m.buf = appendMACInput(m.buf[:0], r)
 	m.h.Reset()
 	m.h.Write(m.buf)
-	m.h.Sum(out[:0])
+	m.out = m.h.Sum(m.out[:0])
+	copy(out[:], m.out)
 	return out
 }
 

@@ -61,12 +61,41 @@ type Verifier struct {
 	seg     int
 	rec     Record
 	scratch []byte
+	anchors map[uint64][32]byte
+	// where the last line was read, for a break found after the last file
+	lastFile string
+	lastLine int
 }
 
 // NewVerifier returns a Verifier for chains written with key (empty: plain
 // SHA-256).
 func NewVerifier(key []byte) *Verifier {
 	return &Verifier{mac: newMacer(key), sum: Summary{Kinds: map[Kind]uint64{}}}
+}
+
+// Anchor adds a head seen earlier (shipped outside the host): the record
+// seq must be in the chain with that mac. An anchor past the chain's last
+// record is a break found by End: records were cut off.
+func (v *Verifier) Anchor(seq uint64, mac [32]byte) {
+	if v.anchors == nil {
+		v.anchors = map[uint64][32]byte{}
+	}
+	v.anchors[seq] = mac
+}
+
+// End reports a break that shows only when every file was read: an anchor
+// the chain did not reach.
+func (v *Verifier) End() error {
+	var missing uint64
+	for seq := range v.anchors {
+		if seq > v.sum.LastSeq && (missing == 0 || seq > missing) {
+			missing = seq
+		}
+	}
+	if missing > 0 {
+		return &BreakError{v.lastFile, v.lastLine, fmt.Sprintf("the chain ends at seq %d, before anchored seq %d: records were cut off", v.sum.LastSeq, missing)}
+	}
+	return nil
 }
 
 // Summary returns what was verified so far.
@@ -89,6 +118,7 @@ func (v *Verifier) lines(name string, r io.Reader, skip int) error {
 		if b[len(b)-1] != '\n' {
 			return &BreakError{name, n, "incomplete last record (no line end): a torn tail, which serve truncates when it opens the log"}
 		}
+		v.lastFile, v.lastLine = name, n
 		if what := v.line(b, n == 1); what != "" {
 			return &BreakError{name, n, what}
 		}
@@ -145,6 +175,9 @@ func (v *Verifier) line(b []byte, first bool) string {
 	}
 	if what := v.shape(r); what != "" {
 		return what
+	}
+	if mac, ok := v.anchors[r.Seq]; ok && mac != r.MAC {
+		return fmt.Sprintf("seq %d has mac %x, the anchor says %x: the chain was rewritten", r.Seq, r.MAC, mac)
 	}
 	if !v.started {
 		v.started = true
@@ -268,10 +301,14 @@ func isNumbered(p string) bool {
 }
 
 // VerifyFiles verifies files in order as one chain (see Expand for what
-// the arguments name). The error is a *BreakError at the first break, or
-// the error of a file that could not be read.
-func VerifyFiles(paths []string, key []byte) (Summary, error) {
+// the arguments name), with the anchors given (seq → mac). The error is a
+// *BreakError at the first break, or the error of a file that could not be
+// read.
+func VerifyFiles(paths []string, key []byte, anchors map[uint64][32]byte) (Summary, error) {
 	v := NewVerifier(key)
+	for seq, mac := range anchors {
+		v.Anchor(seq, mac)
+	}
 	files, err := Expand(paths)
 	if err != nil {
 		return v.Summary(), err
@@ -287,5 +324,5 @@ func VerifyFiles(paths []string, key []byte) (Summary, error) {
 			return v.Summary(), err
 		}
 	}
-	return v.Summary(), nil
+	return v.Summary(), v.End()
 }

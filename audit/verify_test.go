@@ -34,7 +34,7 @@ func verifySegs(segs [][][]byte, key []byte) (Summary, error) {
 			return v.Summary(), err
 		}
 	}
-	return v.Summary(), nil
+	return v.Summary(), v.End()
 }
 
 func requireBreak(t *testing.T, segs [][][]byte, file string, line int, what string, msgAndArgs ...any) {
@@ -174,23 +174,41 @@ func TestVerifyTampering(t *testing.T) {
 }
 
 // TestVerifyTruncatedEnd: removing the newest records, whole lines, is not
-// visible in the chain itself; only the head (seq, mac) shipped elsewhere
-// shows it. The summary names the head to compare.
+// visible in the chain itself; a head anchored elsewhere shows it.
 func TestVerifyTruncatedEnd(t *testing.T) {
 	segs := goldenChain(t)
 	full, err := verifySegs(segs, testKey)
 	require.NoError(t, err)
 	cut, err := verifySegs([][][]byte{segs[0]}, testKey)
-	require.NoError(t, err)
+	require.NoError(t, err, "cut at a line end: the chain alone cannot tell")
 	require.Equal(t, uint64(11), full.LastSeq)
 	require.Equal(t, uint64(9), cut.LastSeq)
-	require.NotEqual(t, full.Head, cut.Head)
+
+	dir := t.TempDir()
+	for i, lines := range segs {
+		require.NoError(t, os.WriteFile(SegmentName(filepath.Join(dir, "audit.log"), i+1), bytes.Join(lines, nil), 0o644))
+	}
+	path := filepath.Join(dir, "audit.log")
+	anchor := map[uint64][32]byte{11: full.Head, 9: cut.Head}
+	_, err = VerifyFiles([]string{path}, testKey, anchor)
+	require.NoError(t, err, "both anchors are in the chain")
+
+	_, err = VerifyFiles([]string{path}, testKey, map[uint64][32]byte{5: full.Head})
+	var be *BreakError
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, BreakError{path, 5, be.What}, *be)
+	require.Contains(t, be.What, "the anchor says")
+
+	require.NoError(t, os.Remove(path+".000002"))
+	_, err = VerifyFiles([]string{path}, testKey, anchor)
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, BreakError{path, 9, "the chain ends at seq 9, before anchored seq 11: records were cut off"}, *be)
 }
 
 // A chain given from a later segment on verifies, and says it does not
 // start at seq 1.
 func TestVerifyFromLaterSegment(t *testing.T) {
-	sum, err := VerifyFiles([]string{"testdata/golden-hmac/audit.log.000002"}, testKey)
+	sum, err := VerifyFiles([]string{"testdata/golden-hmac/audit.log.000002"}, testKey, nil)
 	require.NoError(t, err)
 	require.False(t, sum.Genesis)
 	require.Equal(t, uint64(10), sum.FirstSeq)
@@ -215,7 +233,7 @@ func TestVerifyExpand(t *testing.T) {
 }
 
 func TestVerifyUnreadable(t *testing.T) {
-	_, err := VerifyFiles([]string{filepath.Join(t.TempDir(), "missing.log")}, testKey)
+	_, err := VerifyFiles([]string{filepath.Join(t.TempDir(), "missing.log")}, testKey, nil)
 	require.Error(t, err)
 	var be *BreakError
 	require.False(t, errors.As(err, &be))
