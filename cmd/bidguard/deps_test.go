@@ -15,8 +15,10 @@ import (
 const module = "github.com/bidguard/bidguard"
 
 // allowed is DESIGN.md's dependency direction: cmd → rtb → engine → pool,
-// gates → engine, cmd → gates. loadtest imports no bidguard package.
+// gates → engine, cmd → gates. loadtest imports no bidguard package; audit
+// is a leaf only cmd imports (rtb reaches it through rtb.Options.Audit).
 var allowed = map[string][]string{
+	"audit":    {},
 	"engine":   {"pool"},
 	"gates":    {"engine", "pool"},
 	"pool":     {},
@@ -41,7 +43,16 @@ func TestDependencyDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", module+"/engine", module+"/gates", module+"/pool").CombinedOutput()
 	require.NoError(t, err)
 	require.NotContains(t, string(out), "fasthttp", "only rtb (and bench) may import fasthttp")
+	for _, pkg := range stdlibOnly {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/"+pkg).CombinedOutput()
+		require.NoError(t, err, string(out))
+		require.Equal(t, []string{module + "/" + pkg}, strings.Fields(string(out)), "%s imports only the standard library", pkg)
+	}
 }
+
+// stdlibOnly are the packages that import nothing outside the standard
+// library.
+var stdlibOnly = []string{"audit", "pool"}
 
 // gateFileProblems reports identifiers that a gate file uses but another
 // gate's file declares: gates share code only through the shared files.
