@@ -23,9 +23,9 @@ const (
 const (
 	// syncAfter is the longest a written record waits for its fsync.
 	syncAfter = 100 * time.Millisecond
-	// retryAfter is how long a writer that cannot write waits before it
-	// reopens the log.
-	retryAfter = time.Second
+	// retryAfter is how long a writer that failed to write waits before it
+	// reopens the log and tries again.
+	retryAfter = 250 * time.Millisecond
 	// maxBatch bounds the records encoded before one write(2).
 	maxBatch = 1024
 )
@@ -98,17 +98,16 @@ type Log struct {
 
 // writer is the writer goroutine's state (Open's before it starts).
 type writer struct {
-	f      *os.File // nil: closed after a failure, reopened at the next step
-	seg    int
-	size   int64 // bytes in the segment file
-	seq    uint64
-	prev   [32]byte
-	mac    *macer
-	buf    []byte
-	rec    Record
-	doms   []string
-	ctl    []Record // taken from Log.ctl
-	broken bool     // the log could not be reopened: retry after retryAfter
+	f    *os.File // nil: closed after a failure, reopened at the next step
+	seg  int
+	size int64 // bytes in the segment file
+	seq  uint64
+	prev [32]byte
+	mac  *macer
+	buf  []byte
+	rec  Record
+	doms []string
+	ctl  []Record // taken from Log.ctl
 
 	// Since the last write: what buf holds.
 	held      uint64 // ring slots encoded into buf
@@ -257,7 +256,7 @@ func (l *Log) run() {
 	for {
 		l.step()
 		closing := l.closed.Load()
-		if l.w.broken {
+		if l.w.f == nil { // the step failed: try again after a pause, or give up at Close
 			if closing {
 				l.abandon()
 				return
@@ -333,11 +332,9 @@ func (l *Log) step() {
 	w := &l.w
 	if w.f == nil {
 		if err := l.reopen(); err != nil {
-			w.broken = true
 			l.fail(err)
 			return
 		}
-		w.broken = false
 	}
 	if n := l.dropped.Swap(0); n > 0 {
 		w.pendingGap += n

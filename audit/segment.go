@@ -186,7 +186,7 @@ func (l *Log) recoverSegment(f *os.File, name string, n int) error {
 			return fmt.Errorf("audit: %w", err)
 		}
 	}
-	w.f, w.seg, w.size = f, n, size
+	w.seg, w.size = n, size
 	w.seq, w.prev = 0, [32]byte{}
 	switch {
 	case last != nil:
@@ -215,6 +215,7 @@ func (l *Log) recoverSegment(f *os.File, name string, n int) error {
 			return fmt.Errorf("audit: %s: last record: %w", prevName, err)
 		}
 	}
+	w.f = f // set only now: a failed reopen leaves no file behind
 	if last == nil {
 		l.sealSegment()
 	}

@@ -62,9 +62,9 @@ type Verifier struct {
 	rec     Record
 	scratch []byte
 	anchors map[uint64][32]byte
-	// where the last line was read, for a break found after the last file
-	lastFile string
-	lastLine int
+	// where the first and the last lines were read, for a break End finds
+	firstFile, lastFile string
+	lastLine            int
 }
 
 // NewVerifier returns a Verifier for chains written with key (empty: plain
@@ -75,7 +75,8 @@ func NewVerifier(key []byte) *Verifier {
 
 // Anchor adds a head seen earlier (shipped outside the host): the record
 // seq must be in the chain with that mac. An anchor past the chain's last
-// record is a break found by End: records were cut off.
+// record (records were cut off), or before its first (earlier segments were
+// not given), is a break End reports.
 func (v *Verifier) Anchor(seq uint64, mac [32]byte) {
 	if v.anchors == nil {
 		v.anchors = map[uint64][32]byte{}
@@ -86,14 +87,20 @@ func (v *Verifier) Anchor(seq uint64, mac [32]byte) {
 // End reports a break that shows only when every file was read: an anchor
 // the chain did not reach.
 func (v *Verifier) End() error {
-	var missing uint64
+	var after, before uint64
 	for seq := range v.anchors {
-		if seq > v.sum.LastSeq && (missing == 0 || seq > missing) {
-			missing = seq
+		if seq > v.sum.LastSeq {
+			after = max(after, seq)
+		}
+		if seq < v.sum.FirstSeq && (before == 0 || seq < before) {
+			before = seq
 		}
 	}
-	if missing > 0 {
-		return &BreakError{v.lastFile, v.lastLine, fmt.Sprintf("the chain ends at seq %d, before anchored seq %d: records were cut off", v.sum.LastSeq, missing)}
+	switch {
+	case after > 0:
+		return &BreakError{v.lastFile, v.lastLine, fmt.Sprintf("the chain ends at seq %d, before anchored seq %d: records were cut off", v.sum.LastSeq, after)}
+	case before > 0:
+		return &BreakError{v.firstFile, 1, fmt.Sprintf("anchored seq %d is before the first record given (seq %d): give the earlier segments", before, v.sum.FirstSeq)}
 	}
 	return nil
 }
@@ -119,6 +126,9 @@ func (v *Verifier) lines(name string, r io.Reader, skip int) error {
 			return &BreakError{name, n, "incomplete last record (no line end): a torn tail, which serve truncates when it opens the log"}
 		}
 		v.lastFile, v.lastLine = name, n
+		if v.firstFile == "" {
+			v.firstFile = name
+		}
 		if what := v.line(b, n == 1); what != "" {
 			return &BreakError{name, n, what}
 		}

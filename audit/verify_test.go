@@ -199,6 +199,10 @@ func TestVerifyTruncatedEnd(t *testing.T) {
 	require.Equal(t, BreakError{path, 5, be.What}, *be)
 	require.Contains(t, be.What, "the anchor says")
 
+	_, err = VerifyFiles([]string{path + ".000002"}, testKey, anchor)
+	require.ErrorAs(t, err, &be)
+	require.Equal(t, BreakError{path + ".000002", 1, "anchored seq 9 is before the first record given (seq 10): give the earlier segments"}, *be)
+
 	require.NoError(t, os.Remove(path+".000002"))
 	_, err = VerifyFiles([]string{path}, testKey, anchor)
 	require.ErrorAs(t, err, &be)
