@@ -45,10 +45,13 @@
 // and never blocks; a full ring drops the record and counts it. The writer
 // frees a slot only after its line was handed to write(2), so records
 // accepted and not yet written never exceed Queue; a record is written
-// once write(2) returned, and durable after the next fsync (every
-// FsyncEvery written records, and at most 100 ms after a write). Encoding
-// and hashing happen on the writer goroutine. Control records (Append) wait
-// in an unbounded list and are never dropped for lack of room.
+// once write(2) returned, and durable once an fsync begun after that
+// returned. An fsync begins every FsyncEvery written records, or 100 ms
+// after a write, when none is in flight; it runs on a goroutine of its own,
+// so the writer never waits for the disk (except to close a segment).
+// Encoding and hashing happen on the writer goroutine. Control records
+// (Append) wait in an unbounded list and are never dropped for lack of
+// room.
 //
 // A write that fails, or a panic in the writer, drops the batch (counted,
 // and covered by the next gap record) and the writer reopens the log from

@@ -21,7 +21,8 @@ const (
 
 // Timing of the writer.
 const (
-	// syncAfter is the longest a written record waits for its fsync.
+	// syncAfter is the longest a written record waits for an fsync to begin
+	// (when none is in flight).
 	syncAfter = 100 * time.Millisecond
 	// retryAfter is how long a writer that failed to write waits before it
 	// reopens the log and tries again.
@@ -53,8 +54,9 @@ type Options struct {
 	Path string
 	// Key is the HMAC-SHA256 key; empty means plain SHA-256.
 	Key []byte
-	// FsyncEvery is the number of written records between fsyncs (a written
-	// record also waits at most 100 ms for its fsync).
+	// FsyncEvery is the number of written records after which an fsync
+	// begins (one also begins 100 ms after a write); at most one is in
+	// flight.
 	FsyncEvery int
 	// SegmentBytes is the size at which a segment is closed and the next one
 	// begins.
@@ -93,7 +95,16 @@ type Log struct {
 	ctlMu sync.Mutex
 	ctl   []Record
 
+	// fsync runs on its own goroutine, so writes go on while the disk syncs.
+	syncReq  chan *os.File
+	syncDone chan syncResult
+
 	w writer
+}
+
+type syncResult struct {
+	f   *os.File
+	err error
 }
 
 // writer is the writer goroutine's state (Open's before it starts).
@@ -118,8 +129,9 @@ type writer struct {
 	gapCount  uint64 // drops buf's gap record covers
 
 	pendingGap    uint64    // drops not yet in a written gap record
-	unsynced      int       // records written since the last fsync
+	unsynced      int       // records written and not covered by an fsync begun since
 	firstUnsynced time.Time // when the oldest of them was written
+	syncing       bool      // an fsync is in flight
 	lastHead      time.Time
 	lastErrLog    time.Time
 	notWritten    uint64 // producer records this log could not write
@@ -151,13 +163,15 @@ func Open(opt Options) (*Log, error) {
 		opt.Queue = DefaultQueue
 	}
 	l := &Log{
-		opt:     opt,
-		m:       opt.Meters,
-		log:     opt.Logger,
-		q:       newRing(opt.Queue),
-		wake:    make(chan struct{}, 1),
-		closing: make(chan struct{}),
-		done:    make(chan struct{}),
+		opt:      opt,
+		m:        opt.Meters,
+		log:      opt.Logger,
+		q:        newRing(opt.Queue),
+		wake:     make(chan struct{}, 1),
+		closing:  make(chan struct{}),
+		done:     make(chan struct{}),
+		syncReq:  make(chan *os.File, 1),
+		syncDone: make(chan syncResult, 1),
 	}
 	for _, c := range []*Counter{&l.m.Written, &l.m.Dropped, &l.m.Gap, &l.m.Recovered, &l.m.Panics} {
 		if *c == nil {
@@ -175,11 +189,12 @@ func Open(opt Options) (*Log, error) {
 		l.w.f.Close()
 		return nil, fmt.Errorf("audit: %s: %w", l.segName(), err)
 	}
-	if err := l.sync(); err != nil {
+	if err := l.syncNow(); err != nil {
 		l.w.f.Close()
 		return nil, fmt.Errorf("audit: %s: %w", l.segName(), err)
 	}
 	l.w.lastHead = time.Now()
+	go l.syncer()
 	go l.run()
 	return l, nil
 }
@@ -191,13 +206,13 @@ func Open(opt Options) (*Log, error) {
 // with the exact number of dropped records follows in the chain. It
 // allocates nothing once the queue's slots are warm.
 func (l *Log) Enqueue(r *Record) bool {
-	if l.closed.Load() || !producerKind(r.Kind) || !l.q.push(r, time.Now().UnixNano()) {
+	ok := !l.closed.Load() && producerKind(r.Kind) && l.q.push(r, time.Now().UnixNano())
+	if !ok {
 		l.dropped.Add(1)
 		l.m.Dropped.Add(1)
-		return false
 	}
-	l.signal()
-	return true
+	l.signal() // a drop too: its gap record is due
+	return ok
 }
 
 // Append hands a control record (config, quarantine, release) to the
@@ -248,9 +263,17 @@ func (l *Log) Close() error {
 	return nil
 }
 
+// syncer runs the fsyncs the writer starts.
+func (l *Log) syncer() {
+	for f := range l.syncReq {
+		l.syncDone <- syncResult{f, f.Sync()}
+	}
+}
+
 // run is the writer goroutine.
 func (l *Log) run() {
 	defer close(l.done)
+	defer close(l.syncReq)
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for {
@@ -277,7 +300,7 @@ func (l *Log) run() {
 			continue
 		}
 		wait := time.Duration(-1)
-		if l.w.unsynced > 0 {
+		if l.w.unsynced > 0 && !l.w.syncing {
 			wait = max(syncAfter-time.Since(l.w.firstUnsynced), 0)
 		}
 		if l.opt.HeadEvery > 0 {
@@ -302,6 +325,8 @@ func (l *Log) sleep(timer *time.Timer, d time.Duration) {
 	case <-l.wake:
 	case <-tc:
 	case <-l.closing:
+	case res := <-l.syncDone:
+		l.synced(res)
 	}
 	timer.Stop()
 }
@@ -330,6 +355,11 @@ func (l *Log) step() {
 		}
 	}()
 	w := &l.w
+	select {
+	case res := <-l.syncDone:
+		l.synced(res)
+	default:
+	}
 	if w.f == nil {
 		if err := l.reopen(); err != nil {
 			l.fail(err)
@@ -376,11 +406,9 @@ func (l *Log) step() {
 		l.fail(err)
 		return
 	}
-	if w.unsynced > 0 && (w.unsynced >= l.opt.FsyncEvery || time.Since(w.firstUnsynced) >= syncAfter) {
-		if err := l.sync(); err != nil {
-			l.fail(err)
-			return
-		}
+	if w.unsynced > 0 && !w.syncing && (w.unsynced >= l.opt.FsyncEvery || time.Since(w.firstUnsynced) >= syncAfter) {
+		w.syncing, w.unsynced = true, 0
+		l.syncReq <- w.f // never blocks: at most one fsync is in flight
 	}
 	if l.opt.HeadEvery > 0 && time.Since(w.lastHead) >= l.opt.HeadEvery {
 		l.logHead("audit head")
@@ -453,11 +481,27 @@ func (l *Log) flush() error {
 	return nil
 }
 
-func (l *Log) sync() error {
-	if err := l.w.f.Sync(); err != nil {
+// synced takes the result of an fsync the writer started. A failed fsync
+// of the current segment is logged: what it covered may not be durable.
+func (l *Log) synced(res syncResult) {
+	w := &l.w
+	w.syncing = false
+	if res.err != nil && res.f == w.f {
+		w.lastErr = res.err
+		l.logError("audit log: fsync failed; written records may not be durable", res.err)
+	}
+}
+
+// syncNow waits for the fsync in flight, then fsyncs the segment.
+func (l *Log) syncNow() error {
+	w := &l.w
+	if w.syncing {
+		l.synced(<-l.syncDone)
+	}
+	if err := w.f.Sync(); err != nil {
 		return err
 	}
-	l.w.unsynced = 0
+	w.unsynced = 0
 	return nil
 }
 
@@ -480,9 +524,14 @@ func (l *Log) fail(err error, args ...any) {
 		w.f.Close()
 		w.f = nil
 	}
-	if time.Since(w.lastErrLog) >= time.Second {
-		w.lastErrLog = time.Now()
-		l.log.Error("audit log cannot write; records are dropped and counted", append([]any{"error", err, "path", l.opt.Path}, args...)...)
+	l.logError("audit log cannot write; records are dropped and counted", err, args...)
+}
+
+// logError logs at most once a second.
+func (l *Log) logError(msg string, err error, args ...any) {
+	if time.Since(l.w.lastErrLog) >= time.Second {
+		l.w.lastErrLog = time.Now()
+		l.log.Error(msg, append([]any{"error", err, "path", l.opt.Path}, args...)...)
 	}
 }
 
@@ -490,6 +539,9 @@ func (l *Log) fail(err error, args ...any) {
 // counted as not written.
 func (l *Log) abandon() {
 	w := &l.w
+	if w.syncing {
+		l.synced(<-l.syncDone)
+	}
 	var n uint64
 	for l.q.peek(n) != nil {
 		n++
@@ -507,7 +559,7 @@ func (l *Log) abandon() {
 // finish fsyncs and closes the segment at Close.
 func (l *Log) finish() {
 	w := &l.w
-	if err := w.f.Sync(); err != nil {
+	if err := l.syncNow(); err != nil {
 		w.lastErr = err
 		l.log.Error("audit log: fsync at close", "error", err, "path", l.segName())
 	}

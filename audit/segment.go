@@ -248,7 +248,7 @@ func (l *Log) rotate() error {
 	if err := l.flush(); err != nil {
 		return err
 	}
-	if err := l.sync(); err != nil {
+	if err := l.syncNow(); err != nil {
 		return err
 	}
 	name := SegmentName(l.opt.Path, w.seg+1)
