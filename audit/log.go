@@ -343,8 +343,8 @@ func (l *Log) busy() bool {
 }
 
 // step writes one batch: a gap record for the drops seen so far, the
-// control records, then up to maxBatch queued records; then fsyncs and
-// logs the head when due. A panic is recovered and counted: what the batch
+// control records, then up to maxBatch queued records; then starts an
+// fsync and logs the head when due. A panic is recovered and counted: what the batch
 // held that was not written is counted as dropped, and the log is reopened
 // from the file (so the chain continues from what is really there).
 func (l *Log) step() {
