@@ -151,8 +151,11 @@ func (l *Log) reopen() error {
 			}
 		}
 		// A process that held the lock may have rotated meanwhile.
-		if again, err := segmentNumbers(path); err == nil && len(again) > 0 && again[len(again)-1] != n && attempt < 3 {
+		if again, err := segmentNumbers(path); err != nil || len(again) == 0 || again[len(again)-1] != n {
 			f.Close()
+			if err != nil || attempt >= 3 {
+				return fmt.Errorf("audit: %s: the log changed while it was being opened (another process?)", path)
+			}
 			continue
 		}
 		if err := l.recoverSegment(f, name, n); err != nil {
