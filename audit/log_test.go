@@ -1,10 +1,14 @@
 package audit
 
 import (
+	"fmt"
+	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -319,4 +323,34 @@ func TestLogClipsFields(t *testing.T) {
 	require.Equal(t, "\uFFFDbad utf-8", got.CRID, "a run of invalid bytes becomes one U+FFFD")
 	_, err := VerifyFiles([]string{path}, testKey, nil)
 	require.NoError(t, err)
+}
+
+// The head is logged every HeadEvery and at Close, as the last record's
+// seq and mac: what to ship outside the host.
+func TestLogHead(t *testing.T) {
+	path := logPath(t)
+	var out syncBuf
+	l := openLog(t, Options{Path: path, HeadEvery: 20 * time.Millisecond, Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	require.True(t, l.Enqueue(reject(0)))
+	waitFor(t, func() bool { return strings.Contains(out.String(), "msg=\"audit head\" seq=2 ") }, "the head is logged")
+	require.NoError(t, l.Close())
+	recs := readRecords(t, path)
+	require.Contains(t, out.String(), fmt.Sprintf("msg=\"audit log closed\" seq=2 mac=%x", recs[1].MAC))
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
