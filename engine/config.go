@@ -485,6 +485,8 @@ func (c *Config) validateStatic(name string) []error {
 	for _, s := range q.Seats {
 		if s == "" {
 			bad("quarantine.seats: a seat may not be empty")
+		} else if up, _, ok := strings.Cut(s, "/"); ok && !names[up] {
+			bad("quarantine.seats: %q: no upstream named %q", s, up)
 		}
 	}
 	return errs

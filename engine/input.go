@@ -47,6 +47,10 @@ type Input struct {
 
 	// Rates are the default policy's currency rates.
 	Rates *Rates
+	// Quarantine (the snapshot's seat states) and Upstream (the upstream
+	// that answered; "" in check) are what the quarantine gate reads.
+	Quarantine SeatStates
+	Upstream   string
 
 	frozen   bool
 	frozenAt time.Time

@@ -93,6 +93,10 @@ type Snapshot struct {
 	Files []string
 	// Operator holds the operator-quarantined seats (quarantine.seats).
 	Operator map[string]bool
+	// Quarantine tells the quarantine gate which seats are quarantined:
+	// after Compile, the seats of quarantine.seats (nil when none); serve
+	// replaces it with the anomaly detector before the snapshot is shared.
+	Quarantine SeatStates
 	// Warnings are non-fatal remarks of `config validate`.
 	Warnings []string
 
@@ -134,6 +138,7 @@ func Compile(cfg *Config, name string, data []byte, reg Registry) (*Snapshot, er
 	for _, q := range cfg.Quarantine.Seats {
 		s.Operator[q] = true
 	}
+	s.Quarantine = operatorStates(cfg)
 	var errs []error
 	rates, err := CompileRates(cfg.Policy.CurrencyRates)
 	if err != nil {

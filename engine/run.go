@@ -201,6 +201,7 @@ func (e *Eval) SetLatency(ms float64) { e.In.LatencyMs, e.In.LatencyKnown = ms, 
 // Run judges the decoded pair under snap. The pass path allocates nothing.
 func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	e.snap, e.all = snap, opt.All
+	e.In.Quarantine, e.In.Upstream = snap.Quarantine, opt.Upstream
 	e.stop, e.respDie, e.respLst = "", false, false
 	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
 	in := &e.In
