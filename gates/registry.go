@@ -24,6 +24,7 @@ func Builtin() engine.Registry {
 		latencyFactory,
 		mediaTypeFactory,
 		piiFactory,
+		quarantineFactory,
 		requiredFieldsFactory,
 		responseIDFactory,
 		schemaFactory,
