@@ -229,6 +229,9 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		s.audit(st.snap, c.ev, out)
 		c.stage = stageHandler
 	}
+	if s.judged != nil {
+		s.judged(up.name, st.snap, c.ev, out)
+	}
 	answer := c.ev.Body()
 	s.meters.record(st.snap, st.m, c.ev, out)
 

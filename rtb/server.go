@@ -1,17 +1,20 @@
 package rtb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
+	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/pool"
@@ -33,6 +36,13 @@ type Options struct {
 	// not block and must not retain ev, out or anything they reference. A
 	// panic in it is answered 204 and counted as panics_total{where="audit"}.
 	Audit func(snap *engine.Snapshot, ev *engine.Eval, out *engine.Outcome)
+	// Judged, when set, is called with every judged response and the name
+	// of the upstream that answered, after Audit, under the same contract
+	// (serve feeds the anomaly detector).
+	Judged func(upstream string, snap *engine.Snapshot, ev *engine.Eval, out *engine.Outcome)
+	// Quarantine, when set, answers the admin listener's /quarantine and
+	// /quarantine/... paths (a net/http handler, adapted; admin traffic only).
+	Quarantine http.Handler
 }
 
 // Server is the sidecar: the exchange-facing fasthttp server, one pooled
@@ -45,6 +55,8 @@ type Server struct {
 	ua     []byte
 	dial   func(addr string) (net.Conn, error)
 	audit  func(*engine.Snapshot, *engine.Eval, *engine.Outcome)
+	judged func(string, *engine.Snapshot, *engine.Eval, *engine.Outcome)
+	quar   fasthttp.RequestHandler // Options.Quarantine, adapted
 	meters *meters
 
 	limiter  pool.Limiter
@@ -82,6 +94,7 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 		ua:      []byte("bidguard/" + opt.Version),
 		dial:    opt.Dial,
 		audit:   opt.Audit,
+		judged:  opt.Judged,
 		meters:  newMeters(),
 		clients: map[clientKey]*fasthttp.HostClient{},
 	}
@@ -90,6 +103,9 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 	}
 	if opt.Version == "" {
 		s.ua = []byte("bidguard")
+	}
+	if opt.Quarantine != nil {
+		s.quar = fasthttpadaptor.NewFastHTTPHandler(opt.Quarantine)
 	}
 	maxBody := 256 << 10
 	if snap := h.Load(); snap != nil {
@@ -214,7 +230,8 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
 // Serve answers the exchange on ln until Shutdown.
 func (s *Server) Serve(ln net.Listener) error { return s.serve(s.srv, ln) }
 
-// ServeAdmin answers /metrics, /healthz and /readyz on ln until Shutdown.
+// ServeAdmin answers /metrics, /healthz, /readyz and, with
+// Options.Quarantine, /quarantine... on ln until Shutdown.
 func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(s.admin, ln) }
 
 func (s *Server) serve(srv *fasthttp.Server, ln net.Listener) error {
@@ -276,6 +293,10 @@ func (s *Server) handleAdmin(ctx *fasthttp.RequestCtx) {
 		}
 		ctx.SetBodyString("ok\n")
 	default:
+		if p := ctx.Path(); s.quar != nil && (string(p) == "/quarantine" || bytes.HasPrefix(p, []byte("/quarantine/"))) {
+			s.quar(ctx)
+			return
+		}
 		ctx.SetStatusCode(fasthttp.StatusNotFound)
 	}
 }
