@@ -17,23 +17,25 @@ const module = "github.com/bidguard/bidguard"
 // allowed is DESIGN.md's dependency direction: cmd → rtb → engine → pool,
 // gates → engine, cmd → gates; engine, rtb and gates may import the leaf
 // jsonraw, and read the embedded default policy from the leaf configs.
-// loadtest imports no bidguard package; audit is a leaf only cmd imports
-// (rtb reaches it through rtb.Options.Audit).
+// loadtest imports no bidguard package; audit and quarantine are leaves only
+// cmd imports (rtb reaches them through rtb.Options hooks, the quarantine
+// gate through engine.SeatStates).
 var allowed = map[string][]string{
-	"audit":    {},
-	"engine":   {"pool", "jsonraw", "configs"},
-	"gates":    {"engine", "pool", "jsonraw", "configs"},
-	"pool":     {},
-	"jsonraw":  {},
-	"rtb":      {"engine", "pool", "jsonraw", "configs"},
-	"configs":  {},
-	"loadtest": {},
-	"bench":    {"engine", "gates", "pool", "rtb", "configs", "jsonraw"},
+	"audit":      {},
+	"quarantine": {},
+	"engine":     {"pool", "jsonraw", "configs"},
+	"gates":      {"engine", "pool", "jsonraw", "configs"},
+	"pool":       {},
+	"jsonraw":    {},
+	"rtb":        {"engine", "pool", "jsonraw", "configs"},
+	"configs":    {},
+	"loadtest":   {},
+	"bench":      {"engine", "gates", "pool", "rtb", "configs", "jsonraw"},
 }
 
 // stdlibOnly are the leaf packages that import nothing outside the
 // standard library.
-var stdlibOnly = []string{"audit", "pool", "jsonraw"}
+var stdlibOnly = []string{"audit", "quarantine", "pool", "jsonraw"}
 
 func TestDependencyDirection(t *testing.T) {
 	for pkg, ok := range allowed {

@@ -88,10 +88,12 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	applyServeFlags(snap, f)
 
 	var holder engine.Holder
+	quar := newQuarantineWiring(f.config, &holder, log, time.Now)
+	quar.attach(snap)
 	holder.Store(snap)
 	cfg := snap.Config
 	var aud auditor
-	opt := rtb.Options{Version: version, Logger: log}
+	opt := rtb.Options{Version: version, Logger: log, Judged: quar.judged, Quarantine: quar.handler()}
 	if cfg.Audit.Path != "" {
 		opt.Audit = aud.judged
 	}
@@ -101,6 +103,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	}
 	reloads := newReloadMeters(srv.Metrics())
 	reloads.ok.Set(1) // the startup load succeeded
+	quar.register(srv.Metrics())
 	// The audit log is open before anything listens: a bad key or a damaged
 	// log stops startup.
 	aud.log, err = openAudit(f.config, cfg.Audit, auditMeters(srv.Metrics()), log, false, auditHeadEvery)
@@ -115,6 +118,17 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 		}()
 		_ = aud.log.Append(configRecord(snap, "startup", f.config)) // open: Append cannot fail
 	}
+	quar.audit = aud.log
+	if err := quar.update(snap); err != nil {
+		return fail(err)
+	}
+	qctx, stopQuarantine := context.WithCancel(ctx)
+	quarantineDone := make(chan struct{})
+	go func() {
+		defer close(quarantineDone)
+		quar.d.Run(qctx)
+	}()
+	defer func() { stopQuarantine(); <-quarantineDone }() // before the audit log closes
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fail(err)
@@ -131,13 +145,17 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 		s, err := loadSnapshot(f.config)
 		if err == nil {
 			applyServeFlags(s, f)
+			quar.attach(s)
 		}
 		return s, err
 	}
 	rl := newReloader(f.config, snap, load, srv.Install, &holder, log, reloads)
-	if aud.log != nil {
-		rl.onLoad = func(s *engine.Snapshot, trigger string) {
+	rl.onLoad = func(s *engine.Snapshot, trigger string) {
+		if aud.log != nil {
 			_ = aud.log.Append(configRecord(s, "reload ("+trigger+")", f.config))
+		}
+		if err := quar.update(s); err != nil {
+			log.Error("quarantine settings not applied", "error", err)
 		}
 	}
 	rctx, stopReload := context.WithCancel(ctx)
