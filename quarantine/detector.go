@@ -42,7 +42,11 @@ type Event struct {
 	Seat string
 	// Signal is what the seat is (or was, or would have been) quarantined for.
 	Signal Signal
-	// Reason says why, in one line.
+	// Reason says why, in one line: "<value> over threshold <t> for
+	// <dwell>", "listed in quarantine.seats", "released by an operator",
+	// "every signal under its threshold for <calm> after ttl <ttl>",
+	// "removed from quarantine.seats", "quarantine.enabled: false", or the
+	// safety valve's "safety valve: <n> of <m> active seats ...".
 	Reason string
 	At     time.Time
 	// Version is the config version in force.

@@ -56,7 +56,7 @@ func TestTenfoldPriceStepQuarantinesWithinTheDwell(t *testing.T) {
 	require.LessOrEqual(t, delay, set.Dwell+5*time.Second, "detected within a few seconds of the step, quarantined after the dwell")
 	require.Equal(t, "price", s.state("s1"))
 	require.Equal(t, []string{"quarantined s1 price"}, s.kinds())
-	require.Regexp(t, `^price \d+(\.\d+)? over threshold 5 for 30s$`, s.events[0].Reason)
+	require.Regexp(t, `^\d+(\.\d+)? over threshold 5 for 30s$`, s.events[0].Reason)
 	for _, seat := range []string{"s0", "s2", "s3"} {
 		require.Empty(t, s.state(seat), seat)
 	}
@@ -315,6 +315,12 @@ func TestOperatorSeatNeverReleasedByTheDetector(t *testing.T) {
 	s := newSim(t, set, steadySeats(3)...)
 	s.run(time.Hour, tick, func() { require.Equal(t, "operator", s.state("s0")) })
 	require.Equal(t, []string{"quarantined s0 operator"}, s.kinds())
+	st := s.d.Status().Seats[0]
+	require.Equal(t, "s0", st.Seat)
+	require.Equal(t, "quarantined", st.State)
+	require.Equal(t, "operator", st.Signal)
+	require.Len(t, st.Signals, 4, "a tracked operator seat shows its signals")
+	require.Nil(t, st.Since)
 }
 
 // seats.<key>.quarantine: a seat whose price threshold is 20 takes a

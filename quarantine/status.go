@@ -73,15 +73,11 @@ func (d *Detector) Status() Status {
 		}
 		return &t
 	}
-	for _, k := range sortedKeys(d.ops) {
-		st.Seats = append(st.Seats, SeatStatus{Seat: k, State: "quarantined", Signal: Operator.String()})
-	}
+	tracked := map[string]bool{}
 	for _, s := range d.seats {
+		tracked[s.key] = true
 		if s.win.bids >= uint32(set.MinSamples) {
 			st.ActiveSeats++
-		}
-		if d.ops[s.key] {
-			continue
 		}
 		ss := SeatStatus{Seat: s.key, State: "normal", LastSeen: at(s.lastSeen), Bids: s.win.bids}
 		th := d.thresholds(s.key)
@@ -93,6 +89,8 @@ func (d *Detector) Status() Status {
 				Judged: s.judged[i], Over: o, OverSince: at(s.overSince[i])})
 		}
 		switch {
+		case d.ops[s.key]:
+			ss.State, ss.Signal = "quarantined", Operator.String()
 		case s.signal != None:
 			ss.State, ss.Signal, ss.Since = "quarantined", s.signal.String(), at(s.since)
 			until := s.since.Add(set.TTL)
@@ -112,6 +110,11 @@ func (d *Detector) Status() Status {
 			ss.State = "learning"
 		}
 		st.Seats = append(st.Seats, ss)
+	}
+	for _, k := range sortedKeys(d.ops) {
+		if !tracked[k] {
+			st.Seats = append(st.Seats, SeatStatus{Seat: k, State: "quarantined", Signal: Operator.String()})
+		}
 	}
 	sort.SliceStable(st.Seats, func(i, j int) bool {
 		qi, qj := st.Seats[i].State == "quarantined", st.Seats[j].State == "quarantined"

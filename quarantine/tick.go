@@ -127,8 +127,7 @@ func (d *Detector) tick(now time.Time) []Event {
 			sig, _ := s.dwelt(now, set.Dwell)
 			th := d.thresholds(s.key)
 			i := int(sig) - 1
-			add(Quarantined, s, sig, fmt.Sprintf("%s %s over threshold %s for %v", sig, formatFloat(s.value[i]),
-				formatFloat(th.of(sig)), set.Dwell))
+			add(Quarantined, s, sig, fmt.Sprintf("%s over threshold %s for %v", formatFloat(s.value[i]), formatFloat(th.of(sig)), set.Dwell))
 			s.signal, s.since, s.calmSince, s.refused = sig, now, time.Time{}, false
 			s.state.Store(uint32(sig))
 			d.quarantined++
