@@ -27,6 +27,6 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/ ./rtb/
+	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/ ./rtb/ ./quarantine/
 
 ci: lint build test test-noalloc
