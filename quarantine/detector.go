@@ -346,9 +346,8 @@ func (d *Detector) emit(ev []Event) {
 // second and at least 10 ms.
 func (d *Detector) TickEvery() time.Duration {
 	d.mu.Lock()
-	w := d.set.Window
+	t := d.set.sub()
 	d.mu.Unlock()
-	t := w / ringSize
 	switch {
 	case t > time.Second:
 		t = time.Second

@@ -68,11 +68,14 @@ func TestTenfoldPriceStepQuarantinesWithinTheDwell(t *testing.T) {
 func TestSlowDriftDoesNotQuarantine(t *testing.T) {
 	seats := steadySeats(4)
 	seats[0].median = func(t time.Duration) float64 { return math.Pow(2, t.Hours()/2) }
-	seats[0].rate = func(t time.Duration) float64 { return 10 * math.Pow(2, t.Hours()/4) }
+	seats[0].rate = func(t time.Duration) float64 { return 4 * math.Pow(2, t.Hours()/4) }
 	seats[2].median = func(t time.Duration) float64 { return 3 / math.Pow(2, t.Hours()/2) }
 	s := newSim(t, defaultSettings(), seats...)
 	peak := 0.0
 	s.run(8*hour, tick, func() {
+		if s.now.Second() != 0 {
+			return
+		}
 		if st := s.d.Status(); st.Seats[0].Signals[1].Judged {
 			peak = math.Max(peak, st.Seats[0].Signals[1].Value)
 		}
@@ -104,8 +107,8 @@ func TestNewAdvertiserBurstQuarantines(t *testing.T) {
 // days.
 func TestDiurnalRateDoesNotQuarantine(t *testing.T) {
 	day := 24 * hour
-	wave := func(t time.Duration) float64 {
-		return 10 * (1 + 0.8*math.Sin(2*math.Pi*float64(t)/float64(day)))
+	wave := func(t time.Duration) float64 { // 0.4 to 3.6 bids a second
+		return 2 * (1 + 0.8*math.Sin(2*math.Pi*float64(t)/float64(day)))
 	}
 	seats := steadySeats(3)
 	seats[0].rate = wave
@@ -114,9 +117,11 @@ func TestDiurnalRateDoesNotQuarantine(t *testing.T) {
 		if h := math.Mod(t.Hours(), 24); h < 6 || h >= 22 {
 			return 0
 		}
-		return 15
+		return 3
 	}
-	s := newSim(t, defaultSettings(), seats...)
+	set := defaultSettings()
+	set.MinSamples = 20 // judged at the trough too
+	s := newSim(t, set, seats...)
 	s.run(2*day, 10*time.Second, nil)
 	require.Empty(t, s.kinds())
 }
@@ -135,7 +140,7 @@ func TestRejectionRateQuarantines(t *testing.T) {
 // A bot: twenty times the seat's usual rate.
 func TestVelocityQuarantines(t *testing.T) {
 	seats := steadySeats(4)
-	seats[3].rate = jumpAt(hour, 10, 200)
+	seats[3].rate = jumpAt(hour, 4, 80)
 	s := newSim(t, defaultSettings(), seats...)
 	s.run(hour, tick, nil)
 	s.untilQuarantined("s3", 2*time.Minute, tick)

@@ -123,6 +123,9 @@ type Settings struct {
 	Version string
 }
 
+// sub is the length of a window's sub-bucket (at least 1ns).
+func (s *Settings) sub() time.Duration { return max(s.Window/ringSize, 1) }
+
 func (s *Settings) validate() error {
 	var errs []error
 	for _, d := range []struct {
@@ -134,9 +137,6 @@ func (s *Settings) validate() error {
 		if d.v < 0 || (d.v == 0 && !d.zero) {
 			errs = append(errs, fmt.Errorf("quarantine.%s: %v is not > 0", d.name, d.v))
 		}
-	}
-	if s.Window > 0 && s.Window < ringSize*time.Millisecond {
-		errs = append(errs, fmt.Errorf("quarantine.window: %v is under %v", s.Window, ringSize*time.Millisecond))
 	}
 	if s.MinSamples <= 0 {
 		errs = append(errs, fmt.Errorf("quarantine.minSamples: %d is not > 0", s.MinSamples))

@@ -52,7 +52,7 @@ func (l *lockedBuffer) String() string {
 // may be nil (the steady default).
 type traffic struct {
 	upstream, seat string
-	rate           func(t time.Duration) float64 // bids per second (10)
+	rate           func(t time.Duration) float64 // bids per second (4)
 	median         func(t time.Duration) float64 // median price (1.5)
 	fresh          func(t time.Duration) float64 // share of bids from never-seen advertisers (0)
 	reject         float64                       // share rejected by gates (0.05)
@@ -121,7 +121,7 @@ func orDefault(f func(time.Duration) float64, t time.Duration, v float64) float6
 func (s *sim) step(d time.Duration) {
 	el := s.now.Sub(s.start)
 	for _, tr := range s.seats {
-		want := orDefault(tr.rate, el, 10)*d.Seconds() + tr.carry
+		want := orDefault(tr.rate, el, 4)*d.Seconds() + tr.carry
 		n := int(want)
 		tr.carry = want - float64(n)
 		seat := s.d.Seat(tr.upstream, tr.seat)

@@ -28,7 +28,7 @@ func (d *Detector) tick(now time.Time) []Event {
 		return nil
 	}
 	d.seats = d.tab.rebuild(nil, d.seats)
-	sub := set.Window / ringSize
+	sub := set.sub()
 	ns := now.UnixNano()
 	epoch, winEpoch := ns/int64(sub), ns/int64(set.Window)
 	if d.epoch == 0 || epoch < d.epoch { // first tick, new window length, or the clock went back
