@@ -94,7 +94,6 @@ type Detector struct {
 	seenEpoch                 int64
 	seats                     []*Seat // every tracked seat, sorted by key
 	ops                       map[string]bool
-	quarantined               int // seats the detector quarantined
 	lastValveLog, lastFullLog time.Time
 }
 
@@ -266,7 +265,6 @@ func (d *Detector) Update(set Settings) error {
 			drop[s] = true
 		}
 		d.seats = d.tab.rebuild(drop, d.seats)
-		d.quarantined = 0
 	case d.updated && set.Window != d.set.Window:
 		for _, s := range d.seats {
 			s.resetWindow()
@@ -293,7 +291,17 @@ func (d *Detector) Update(set Settings) error {
 	return nil
 }
 
-func (d *Detector) recount() { d.any.Store(int32(d.quarantined + len(d.ops))) }
+// recount publishes the number of quarantined seats: the operator seats,
+// and the seats the detector quarantined that are not among them.
+func (d *Detector) recount() {
+	n := len(d.ops)
+	for _, s := range d.seats {
+		if s.signal != None && !d.ops[s.key] {
+			n++
+		}
+	}
+	d.any.Store(int32(n))
+}
 
 // Release lifts the quarantine of a seat by its key, as an operator: the
 // seat's baseline is forgotten, so what it sends from now on is its new
@@ -324,7 +332,6 @@ func (d *Detector) Release(key string) error {
 func (d *Detector) release(s *Seat) {
 	s.signal, s.since, s.calmSince = None, time.Time{}, time.Time{}
 	s.state.Store(uint32(None))
-	d.quarantined--
 }
 
 // emit logs events and hands them to OnEvent.

@@ -428,3 +428,22 @@ func TestOperatorReleaseForgetsTheBaseline(t *testing.T) {
 	require.Len(t, s.eventsOf(Quarantined), 1, "the new level is the new baseline")
 	require.True(t, strings.HasPrefix(s.log.String(), "time="))
 }
+
+// A seat both quarantined by the detector and listed in quarantine.seats
+// counts once; the operator listing wins while it lasts.
+func TestOperatorListingOfAQuarantinedSeatCountsOnce(t *testing.T) {
+	set := defaultSettings()
+	seats := steadySeats(4)
+	seats[0].reject = 0.9
+	s := newSim(t, set, seats...)
+	s.untilQuarantined("s0", 3*time.Minute, tick)
+	require.Equal(t, 1, s.d.Count())
+	set.Operator = []string{"s0"}
+	require.NoError(t, s.d.Update(set))
+	require.Equal(t, 1, s.d.Count())
+	require.Equal(t, "operator", s.state("s0"))
+	set.Operator = nil
+	require.NoError(t, s.d.Update(set))
+	require.Equal(t, "rejections", s.state("s0"), "the detector's quarantine stands")
+	require.Equal(t, 1, s.d.Count())
+}

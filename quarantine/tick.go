@@ -130,7 +130,6 @@ func (d *Detector) tick(now time.Time) []Event {
 			add(Quarantined, s, sig, fmt.Sprintf("%s over threshold %s for %v", formatFloat(s.value[i]), formatFloat(th.of(sig)), set.Dwell))
 			s.signal, s.since, s.calmSince, s.refused = sig, now, time.Time{}, false
 			s.state.Store(uint32(sig))
-			d.quarantined++
 		}
 	}
 	for _, s := range d.seats {
