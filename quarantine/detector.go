@@ -88,10 +88,9 @@ type Detector struct {
 
 	mu                        sync.Mutex // guards everything below and the seats' detector-owned fields
 	set                       Settings
-	updated                   bool  // Update has run
-	epoch                     int64 // current sub-bucket epoch (time / (window / ringSize)); 0 before the first tick
-	winEpoch                  int64
-	seenEpoch                 int64
+	updated                   bool    // Update has run
+	epoch                     int64   // current sub-bucket epoch (time / (window / ringSize)); 0 before the first tick
+	winEpoch                  int64   // current window epoch (time / window): the novelty sketches rotate when it changes
 	seats                     []*Seat // every tracked seat, sorted by key
 	ops                       map[string]bool
 	lastValveLog, lastFullLog time.Time
