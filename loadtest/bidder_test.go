@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fastjson"
 )
 
 // startBidder serves a fake bidder on a loopback port until the test ends.
@@ -186,5 +187,49 @@ func TestKindsAgainstCheck(t *testing.T) {
 		} else if k.name != "no-id" && k.name != "dup-id" {
 			require.True(t, strings.HasPrefix(rep.Rejected[0].BidID, tagBad+k.name+"-"), "kind %s: the tagged bid is the one rejected", k.name)
 		}
+	}
+}
+
+// TestMixDraw: each kind gets about bad/len(kinds) of the bids, and a kind
+// that does not apply is sent valid and reported as a fallback.
+func TestMixDraw(t *testing.T) {
+	selected, err := selectKinds("default")
+	require.NoError(t, err)
+	m := newMix(0.5, selected, 2)
+	req, err := sampleRequest() // every kind applies to some imp of it
+	require.NoError(t, err)
+	var info reqInfo
+	var p fastjson.Parser
+	require.NoError(t, info.parse(&p, req))
+	var pl plan
+	drawn := map[string]int{}
+	fallbacks := map[string]int{}
+	const n = 20_000
+	for range n {
+		m.draw(&info, &pl, func(k *kind) { fallbacks[k.name]++ })
+		require.Len(t, pl.bids, len(info.imps))
+		if pl.resp != nil {
+			drawn[pl.resp.name] += len(info.imps)
+			continue
+		}
+		for _, k := range pl.bids {
+			if k != nil {
+				drawn[k.name]++
+			}
+		}
+	}
+	per := 0.5 * n * float64(len(info.imps)) / float64(len(selected))
+	for _, k := range selected {
+		got := float64(drawn[k.name] + fallbacks[k.name])
+		require.InDelta(t, per, got, per*0.25, "kind %s", k.name)
+	}
+	require.NotZero(t, fallbacks["creative-size"], "creative-size applies to banner imps only")
+	require.Zero(t, fallbacks["impid"])
+
+	pl.late = true
+	m.draw(&info, &pl, func(*kind) { t.Fatal("a late answer holds valid bids only") })
+	require.Nil(t, pl.resp)
+	for _, k := range pl.bids {
+		require.Nil(t, k)
 	}
 }
