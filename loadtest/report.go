@@ -434,6 +434,8 @@ func writeBidCheck(w io.Writer, b *BidCheck, haveGuard bool) {
 			}
 			note := ""
 			switch {
+			case len(g.Kinds) == 0:
+				note = "  no kind targets it: deadline drops under load, or valid bids rejected"
 			case g.Rejected > g.Expected:
 				note = "  more than sent: valid bids rejected?"
 			case g.Rejected < g.Expected:
