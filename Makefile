@@ -1,10 +1,11 @@
 GO ?= go
 FUZZTIME ?= 20s
 
-.PHONY: build test test-noalloc lint fuzz bench ci
+.PHONY: build test test-noalloc lint fuzz bench compare loadtest ci
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bidguard ./cmd/bidguard
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/loadtest ./loadtest
 
 # The README's test command.
 test:
@@ -28,5 +29,19 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/ ./rtb/
+
+# The side-by-side comparison on loopback (bench/README.md): direct, bare
+# fasthttp proxy, nginx, httputil.ReverseProxy and bidguard, interleaved
+# rounds; prints the table, writes bench/out/compare.md and the plots.
+# COMPARE_ARGS=-quick for a one-minute run; see bin/benchrun compare -h.
+compare: build
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/benchrun ./bench/run
+	./bin/benchrun compare $(COMPARE_ARGS)
+
+# The bad-bid mix through bidguard: fails if a bad or late bid reached the
+# client. LOADTEST_ARGS: see bin/benchrun badmix -h.
+loadtest: build
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/benchrun ./bench/run
+	./bin/benchrun badmix $(LOADTEST_ARGS)
 
 ci: lint build test test-noalloc
