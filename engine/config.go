@@ -64,6 +64,13 @@ type Limits struct {
 	MaxResponseBytes int `yaml:"maxResponseBytes"` // default 1048576 (1 MiB), also after decompression
 	MaxInFlight      int `yaml:"maxInFlight"`      // default 2048
 	MaxBids          int `yaml:"maxBids"`          // default 1000
+	// MaxConns caps the exchange listener's open connections; excess ones
+	// are closed at once. 0 or absent: derived at start from RLIMIT_NOFILE
+	// (rtb.DefaultMaxConns).
+	MaxConns int `yaml:"maxConns"`
+	// IdleTimeoutMs closes exchange keep-alive connections idle this long
+	// (default 10000). Read at start: a reload changes it at the next start.
+	IdleTimeoutMs int `yaml:"idleTimeoutMs"`
 }
 
 // Deadline is DESIGN.md "Deadlines", in milliseconds.
@@ -211,6 +218,7 @@ func (c *Config) Defaults() {
 	def(&c.Limits.MaxResponseBytes, 1048576)
 	def(&c.Limits.MaxInFlight, 2048)
 	def(&c.Limits.MaxBids, 1000)
+	def(&c.Limits.IdleTimeoutMs, 10000)
 	def(&c.Deadline.DefaultTmaxMs, 200)
 	def(&c.Deadline.MaxTmaxMs, 1000)
 	def(&c.Deadline.GateReserveMs, 7)
@@ -393,7 +401,7 @@ func (c *Config) validateStatic(name string) []error {
 	}
 	l := c.Limits
 	for k, v := range map[string]int{"maxRequestBytes": l.MaxRequestBytes, "maxResponseBytes": l.MaxResponseBytes,
-		"maxInFlight": l.MaxInFlight, "maxBids": l.MaxBids} {
+		"maxInFlight": l.MaxInFlight, "maxBids": l.MaxBids, "maxConns": l.MaxConns, "idleTimeoutMs": l.IdleTimeoutMs} {
 		if v < 0 {
 			bad("limits.%s: must be > 0", k)
 		}
