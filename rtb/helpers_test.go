@@ -66,7 +66,7 @@ func startSidecar(t *testing.T, snap *engine.Snapshot) *sidecar {
 	if snap != nil {
 		sc.holder.Store(snap)
 	}
-	srv, err := New(sc.holder, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := New(sc.holder, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Drain: 20 * time.Millisecond})
 	require.NoError(t, err)
 	sc.srv = srv
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
