@@ -409,7 +409,7 @@ func (s *Server) handleError(ctx *fasthttp.RequestCtx, err error) {
 	// passed while this request stalled: without a new one the 408 would
 	// never leave.
 	if nc := ctx.Conn(); nc != nil {
-		_ = nc.SetWriteDeadline(time.Now().Add(exchangeWriteTimeout))
+		_ = nc.SetWriteDeadline(time.Now().Add(s.srv.WriteTimeout))
 	}
 	um := s.meters.none
 	maxBody := s.srv.MaxRequestBodySize

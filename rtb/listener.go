@@ -65,7 +65,22 @@ type listener struct {
 }
 
 func (s *Server) newListener(ln net.Listener) *listener {
+	enableTimestamps(ln)
 	return &listener{Listener: ln, s: s, done: make(chan struct{})}
+}
+
+// enableTimestamps sets SO_TIMESTAMPNS on a TCP listener: the kernel turns
+// receive timestamping on lazily (a deferred static key) and off again when
+// no socket asks for it, so the listener asks for the server's lifetime and
+// the first connections are stamped too. Accepted sockets inherit the flag.
+func enableTimestamps(ln net.Listener) {
+	if tl, ok := ln.(*net.TCPListener); ok {
+		if rc, err := tl.SyscallConn(); err == nil {
+			_ = rc.Control(func(fd uintptr) {
+				_ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1)
+			})
+		}
+	}
 }
 
 func (l *listener) Accept() (net.Conn, error) {
