@@ -1,6 +1,6 @@
 // Command bidguard is the OpenRTB bid-response validation sidecar.
 //
-//	bidguard serve [--config FILE] [--listen ADDR] [--upstream URL] [--demo]
+//	bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo]
 //	bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all]
 //	bidguard config validate [--config FILE]
 //	bidguard version [--config FILE]
@@ -18,7 +18,7 @@ import (
 var version = "dev"
 
 const usage = `usage:
-  bidguard serve [--config FILE] [--listen ADDR] [--upstream URL] [--demo]
+  bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo]
   bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all]
   bidguard config validate [--config FILE]
   bidguard version [--config FILE]
