@@ -80,7 +80,8 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedBudget)
 		return
 	}
-	if !s.limiter.TryAcquire(st.limits.MaxInFlight) {
+	if !s.limiter.TryAcquire(s.gov.effective(st.limits.MaxInFlight)) {
+		s.gov.shed.Add(1)
 		s.shed(ctx, um, shedInflight)
 		return
 	}

@@ -241,10 +241,16 @@ func (c *conn) read(p []byte) (int, time.Time, error) {
 	return c.n, c.stamp(), nil
 }
 
-// recv is one non-blocking recvmsg; false asks the poller to wait for data.
+// recv reads without blocking; false asks the poller to wait for data. The
+// first byte comes alone, by recvmsg: the kernel stamps a recvmsg with the
+// receive time of the last segment it consumed, so a one-byte recvmsg gives
+// the arrival of the oldest unread byte, a bound for every request starting
+// in this read (requests pipelined behind it are stamped no later than they
+// arrived: their queue time is never underestimated). The rest follows by
+// read(2) without waiting.
 func (c *conn) recv(fd uintptr) bool {
 	c.iov.Base = &c.buf[0]
-	c.iov.SetLen(len(c.buf))
+	c.iov.SetLen(1)
 	c.msg.Iov = &c.iov
 	c.msg.Iovlen = 1
 	c.msg.Control = &c.oob[0]
@@ -258,6 +264,19 @@ func (c *conn) recv(fd uintptr) bool {
 			return false
 		}
 		c.n, c.errno = int(n), e
+		break
+	}
+	if c.n != 1 || len(c.buf) == 1 {
+		return true
+	}
+	for {
+		n, err := syscall.Read(int(fd), c.buf[1:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if n > 0 { // EAGAIN, EOF or an error: the next read sees it
+			c.n += n
+		}
 		return true
 	}
 }

@@ -140,6 +140,12 @@ func newMeters() *meters {
 	return m
 }
 
+// inflightLimit registers bidguard_inflight_limit: the in-flight limit in
+// force, limits.maxInFlight or the governor's lower one.
+func (m *meters) inflightLimit(limit func() float64) {
+	m.set.GetOrCreateGauge("bidguard_inflight_limit", limit)
+}
+
 // connections registers bidguard_connections_open, read from open.
 func (m *meters) connections(open func() float64) {
 	m.set.GetOrCreateGauge("bidguard_connections_open", open)

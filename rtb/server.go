@@ -63,6 +63,11 @@ type Server struct {
 	defaultConns int          // limits.maxConns when the config leaves it 0
 	drain        time.Duration
 
+	gov      *governor
+	govOnce  sync.Once
+	govStop  chan struct{}
+	stopOnce sync.Once
+
 	mu        sync.Mutex // guards install, clients, listeners
 	clients   map[clientKey]*fasthttp.HostClient
 	listeners []net.Listener
@@ -107,6 +112,8 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 	}
 	s.defaultConns = DefaultMaxConns(nofileLimit())
 	s.meters.connections(func() float64 { return float64(s.open.Load()) })
+	s.gov, s.govStop = newGovernor(), make(chan struct{})
+	s.meters.inflightLimit(func() float64 { return float64(s.gov.effective(s.maxInFlight())) })
 	maxBody := 256 << 10
 	idle := 10 * time.Second
 	if snap := h.Load(); snap != nil {
@@ -240,7 +247,20 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
 // errors such as EMFILE are retried with back-off, connections over
 // limits.maxConns are closed at once, and every request's framing is checked
 // before fasthttp reads it.
-func (s *Server) Serve(ln net.Listener) error { return s.serve(s.srv, s.newListener(ln)) }
+func (s *Server) Serve(ln net.Listener) error {
+	s.govOnce.Do(func() {
+		go s.gov.run(s.govStop, s.limiter.InFlight, s.maxInFlight)
+	})
+	return s.serve(s.srv, s.newListener(ln))
+}
+
+// maxInFlight is the current limits.maxInFlight.
+func (s *Server) maxInFlight() int {
+	if st := s.cur.Load(); st != nil {
+		return st.limits.MaxInFlight
+	}
+	return 0
+}
 
 // maxConns is the current limits.maxConns, derived when the config says 0.
 func (s *Server) maxConns() int {
@@ -283,6 +303,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.draining.Store(true)
 	lns := s.listeners
 	s.mu.Unlock()
+	s.stopOnce.Do(func() { close(s.govStop) })
 	for _, ln := range lns {
 		if l, ok := ln.(*listener); ok {
 			_ = l.Close() // stop accepting; fasthttp's Serve returns
