@@ -186,6 +186,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	}
 
 	c.stage = stageUpstream
+	injectUpstreamFault(up.name)
 	c.oreq, c.oresp = fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	start := time.Now()
