@@ -15,7 +15,7 @@ import (
 const module = "github.com/bidguard/bidguard"
 
 // allowed is DESIGN.md's dependency direction: cmd → rtb → engine → pool,
-// gates → engine, cmd → gates. loadtest imports no bidguard package.
+// gates → engine, cmd → gates. loadtest and faults import no bidguard package.
 var allowed = map[string][]string{
 	"engine":   {"pool"},
 	"gates":    {"engine", "pool"},
@@ -23,6 +23,7 @@ var allowed = map[string][]string{
 	"rtb":      {"engine", "pool"},
 	"configs":  {},
 	"loadtest": {},
+	"faults":   {},
 	"bench":    {"engine", "gates", "pool", "rtb", "configs"},
 }
 
