@@ -53,20 +53,24 @@ func nofileLimit() uint64 {
 	return rl.Cur
 }
 
-// listener wraps the exchange listener. Accept never returns a temporary
-// error (fasthttp's Serve would stop on it): it backs off and retries, and
-// returns only once the listener is closed. Connections over the cap are
-// closed at once and counted.
+// listener wraps a listener of the Server. Accept never returns a
+// temporary error (fasthttp's Serve would stop on it): it backs off and
+// retries, and returns only once the listener is closed. On the exchange
+// listener, connections over the cap are closed at once and counted, and
+// every connection is a *conn.
 type listener struct {
 	net.Listener
 	s         *Server
+	exchange  bool
 	done      chan struct{}
 	closeOnce sync.Once
 }
 
-func (s *Server) newListener(ln net.Listener) *listener {
-	enableTimestamps(ln)
-	return &listener{Listener: ln, s: s, done: make(chan struct{})}
+func (s *Server) newListener(ln net.Listener, exchange bool) *listener {
+	if exchange {
+		enableTimestamps(ln)
+	}
+	return &listener{Listener: ln, s: s, exchange: exchange, done: make(chan struct{})}
 }
 
 // enableTimestamps sets SO_TIMESTAMPNS on a TCP listener: the kernel turns
@@ -97,7 +101,7 @@ func (l *listener) Accept() (net.Conn, error) {
 				return nil, err
 			}
 			l.s.meters.acceptErrors.Inc()
-			l.s.logLimited("exchange listener: accept failed; backing off", "error", err)
+			l.s.logLimited("accept failed; backing off", "listener", l.Addr().String(), "error", err)
 			backoff = min(max(2*backoff, acceptBackoffMin), acceptBackoffMax)
 			t := time.NewTimer(backoff)
 			select {
@@ -109,6 +113,9 @@ func (l *listener) Accept() (net.Conn, error) {
 			continue
 		}
 		backoff = 0
+		if !l.exchange {
+			return c, nil
+		}
 		if n := l.s.open.Load(); n >= int64(l.s.maxConns()) {
 			l.s.meters.connsRefused.Inc()
 			_ = c.Close() // refused: nothing was read, nothing to answer

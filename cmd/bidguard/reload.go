@@ -15,12 +15,14 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -261,6 +263,12 @@ func (r *reloader) stat(path string, now time.Time) fileState {
 		return st
 	}
 	data, err := os.ReadFile(path)
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		// Out of descriptors: the file is not known to have changed.
+		if old, ok := r.known[path]; ok {
+			return old
+		}
+	}
 	if err != nil {
 		st.unreadable = true
 		return st

@@ -1,0 +1,42 @@
+package faults
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// overloadTmax is the tmax of the overload scenarios (ms).
+const overloadTmax = 200
+
+// TestOverload: at twice the saturation rate, over many connections and
+// over few pipelined ones, admitted requests are answered by their
+// deadline and the excess gets an immediate 204.
+func TestOverload(t *testing.T) {
+	slow(t)
+	for _, tc := range []struct {
+		id       string
+		conns    int
+		pipeline bool
+	}{
+		{"overload/many-connections", 512, false},
+		{"overload/pipelined", 16, true},
+	} {
+		t.Run(tc.id, func(t *testing.T) {
+			scenario(t, tc.id)
+			b := goodBidder(t, 10*time.Millisecond)
+			p := startProc(t, procOpts{upstream: b.URL + "/bid"})
+			sat := saturation(t, p.addr, 64, 3*time.Second, overloadTmax)
+			t.Logf("saturation: %.0f answers/s over 64 connections", sat)
+			res := runLoad(t, loadSpec{addr: p.addr, conns: tc.conns, rate: 2 * sat, dur: 5 * time.Second,
+				tmaxMs: overloadTmax, pipeline: tc.pipeline})
+			shed := p.metric(`bidguard_shed_total{reason="budget"}`) + p.metric(`bidguard_shed_total{reason="inflight"}`)
+			t.Logf("2x saturation (%.0f/s) over %d connections (pipelined %v): %s; shed %.0f (%.1f%% of answers)",
+				2*sat, tc.conns, tc.pipeline, res, shed, 100*shed/float64(max(res.answered, 1)))
+			require.Zero(t, res.errors, "every request answered")
+			require.LessOrEqual(t, res.lateShare(), 0.01, "answers by the deadline (+%v)", deadlineTolerance)
+			p.healthy()
+		})
+	}
+}
