@@ -115,6 +115,8 @@ const policyYAML = `policy:
 type procOpts struct {
 	variant    string // binPlain when empty
 	upstream   string // URL of the bidder, routed at /bid
+	upName     string // the upstream's name ("dsp" when empty)
+	policy     string // the policy block (policyYAML when empty)
 	extra      string // more YAML (limits, deadline, upstreams' keys...)
 	configFile string // use this file instead of writing one
 	nofile     int    // RLIMIT_NOFILE of the child when > 0
@@ -156,13 +158,21 @@ var servingLine = regexp.MustCompile(`serving on (\S+) \(admin (\S+)\)`)
 
 // configYAML is a scenario's config file: loopback ports, the bidder at
 // /bid, short idle timeouts so that goroutines settle fast.
-func configYAML(upstream, extra string) string {
+func configYAML(upstream, extra string) string { return configYAMLWith(upstream, "", "", extra) }
+
+func configYAMLWith(upstream, name, policy, extra string) string {
 	var b strings.Builder
 	b.WriteString("listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nreloadPollMs: 50\n")
-	if upstream != "" {
-		fmt.Fprintf(&b, "upstreams:\n  - {name: dsp, url: %q, path: /bid}\n", upstream)
+	if name == "" {
+		name = "dsp"
 	}
-	b.WriteString(policyYAML)
+	if upstream != "" {
+		fmt.Fprintf(&b, "upstreams:\n  - {name: %s, url: %q, path: /bid}\n", name, upstream)
+	}
+	if policy == "" {
+		policy = policyYAML
+	}
+	b.WriteString(policy)
 	b.WriteString(extra)
 	return b.String()
 }
@@ -182,7 +192,7 @@ func startProc(t *testing.T, o procOpts) *proc {
 		if !strings.Contains(extra, "limits:") && os.Getenv("BIDGUARD_FAULTS_BIN") == "" {
 			extra += "limits: {idleTimeoutMs: 1000}\n"
 		}
-		require.NoError(t, os.WriteFile(cfg, []byte(configYAML(o.upstream, extra)), 0o644))
+		require.NoError(t, os.WriteFile(cfg, []byte(configYAMLWith(o.upstream, o.upName, o.policy, extra)), 0o644))
 	}
 	argv := append([]string{bin, "serve", "--config", cfg}, o.args...)
 	var cmd *exec.Cmd

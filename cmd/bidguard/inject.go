@@ -11,3 +11,6 @@ import (
 // with: the built-in gates (binaries built with the faultinject tag add a
 // gate that panics, for the fault suite).
 func registry() engine.Registry { return gates.Builtin() }
+
+// injectProcessFaults is a no-op without the faultinject tag.
+func injectProcessFaults() {}

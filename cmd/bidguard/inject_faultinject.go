@@ -3,6 +3,8 @@
 package main
 
 import (
+	"os"
+
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
 )
@@ -29,4 +31,18 @@ func (faultPanic) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict {
 		panic("faultinject: gate")
 	}
 	return engine.Pass()
+}
+
+// injectProcessFaults starts what the environment asks for: with
+// BIDGUARD_FAULTINJECT_BUSY=1 a goroutine that spins forever, so that
+// serve runs starved of CPU (with GOMAXPROCS=1, every other goroutine
+// shares the one P with it).
+func injectProcessFaults() {
+	if os.Getenv("BIDGUARD_FAULTINJECT_BUSY") == "1" {
+		go func() {
+			for n := 0; ; n++ {
+				_ = n * n
+			}
+		}()
+	}
 }

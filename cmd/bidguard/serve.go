@@ -65,6 +65,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 // polls the config for changes and reloads on each value received from hup.
 func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	injectProcessFaults()
 	fail := func(err error) int {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(stderr, "serve: %s\n", line)
