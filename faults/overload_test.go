@@ -40,3 +40,20 @@ func TestOverload(t *testing.T) {
 		})
 	}
 }
+
+// TestCPUStarvation: GOMAXPROCS=1 and a goroutine spinning beside the bid
+// path (faultinject binary): answers are still on time, shedding what the
+// one starved core cannot serve.
+func TestCPUStarvation(t *testing.T) {
+	slow(t)
+	scenario(t, "overload/cpu-starvation")
+	b := goodBidder(t, 5*time.Millisecond)
+	p := startProc(t, procOpts{variant: binInject, upstream: b.URL + "/bid", gomaxprocs: 1,
+		env: []string{"BIDGUARD_FAULTINJECT_BUSY=1"}})
+	res := runLoad(t, loadSpec{addr: p.addr, conns: 256, rate: 1000, dur: 5 * time.Second, tmaxMs: overloadTmax})
+	shed := p.metric(`bidguard_shed_total{reason="budget"}`) + p.metric(`bidguard_shed_total{reason="inflight"}`)
+	t.Logf("GOMAXPROCS=1 with a busy goroutine: %s; shed %.0f", res, shed)
+	require.Zero(t, res.errors)
+	require.LessOrEqual(t, res.lateShare(), 0.01, "answers by the deadline (+%v)", deadlineTolerance)
+	p.healthy()
+}
