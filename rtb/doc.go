@@ -50,7 +50,6 @@
 //     bidder's budget keeps, beside gateReserveMs, twice the p99 run-queue
 //     latency of the last 20 ms (at most 100 ms) for the wait for a core
 //     after the bidder answers.
-//
 //   - Routing is by exact match of the path fasthttp normalised (the query
 //     is ignored); "/" takes every path no other upstream routes.
 //   - A Content-Type header with an empty value counts as absent. Media types
