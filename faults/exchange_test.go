@@ -360,27 +360,6 @@ func TestExchangeSlowloris(t *testing.T) {
 	p.healthy()
 }
 
-// exchangeRawOn reads answers from c until it closes or wait passes.
-func exchangeRawOn(t testing.TB, c net.Conn, wait time.Duration) ([]response, bool) {
-	t.Helper()
-	defer c.Close()
-	require.NoError(t, c.SetReadDeadline(time.Now().Add(wait)))
-	br := newReader(c)
-	var out []response
-	for {
-		r, err := readResponse(br)
-		if err != nil {
-			return out, !isTimeoutErr(err)
-		}
-		out = append(out, r)
-	}
-}
-
-func isTimeoutErr(err error) bool {
-	ne, ok := err.(net.Error)
-	return ok && ne.Timeout()
-}
-
 // TestExchangeSlowReader: a client that pipelines requests and never reads
 // its answers is cut at the write timeout; others are served meanwhile.
 func TestExchangeSlowReader(t *testing.T) {
