@@ -72,10 +72,19 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedShutdown)
 		return
 	}
-	// A request that waited so long that even the longest tmax leaves the
-	// bidder too little time is shed before its body is decoded: under
-	// overload the queue drains at the cost of a 204.
-	if dl := up.deadline; time.Until(arrival.Add(time.Duration(dl.MaxTmaxMs-dl.ReturnMarginMs-dl.GateReserveMs)*time.Millisecond)) <
+	// A request that waited until its budget is gone is shed before its
+	// body is decoded (decoding is most of what a shed would cost): T is
+	// read from the raw body's top-level tmax, or taken as maxTmaxMs when
+	// that cannot be done cheaply (gzip, an unusual tmax).
+	c.reserve = time.Duration(up.deadline.GateReserveMs)*time.Millisecond + s.gov.schedReserve()
+	dl := up.deadline
+	tMs := int64(dl.MaxTmaxMs)
+	if !gz {
+		if t, ok := peekTmax(ctx.Request.Body()); ok {
+			tMs, _ = engine.DeadlineFor(dl, t, arrival)
+		}
+	}
+	if time.Until(arrival.Add(time.Duration(tMs-int64(dl.ReturnMarginMs))*time.Millisecond-c.reserve)) <
 		time.Duration(dl.MinBidderMs)*time.Millisecond {
 		s.shed(ctx, um, shedBudget)
 		return
@@ -87,6 +96,75 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	}
 	c.slot = true
 	s.bid(ctx, &c, up, arrival, gz)
+}
+
+// peekTmax reads the tmax of a bid request body without decoding it: the
+// value of the last top-level member whose key encoding/json would match
+// to tmax (0 when there is none), as the decoder will read it. ok is false
+// when the body is not an object of well-formed members or a tmax value is
+// not a plain integer: the caller then assumes the longest T. It allocates
+// nothing.
+func peekTmax(body []byte) (tmax int64, ok bool) {
+	i := skipWS(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return 0, false
+	}
+	for i++; ; {
+		i = skipWS(body, i)
+		if i >= len(body) {
+			return 0, false
+		}
+		switch body[i] {
+		case '}':
+			return tmax, true
+		case ',':
+			i = skipWS(body, i+1)
+		}
+		if i >= len(body) || body[i] != '"' {
+			return 0, false
+		}
+		ks := i
+		if i = skipString(body, i); i < 0 {
+			return 0, false
+		}
+		ke := i
+		if i = skipWS(body, i); i >= len(body) || body[i] != ':' {
+			return 0, false
+		}
+		vs := skipWS(body, i+1)
+		if i = skipValue(body, vs); i < 0 {
+			return 0, false
+		}
+		if isTmaxKey(body[ks:ke]) {
+			v, isInt := parseInt(body[vs:i])
+			if !isInt {
+				return 0, false
+			}
+			tmax = v
+		}
+	}
+}
+
+// parseInt parses a JSON integer of at most 18 digits.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // finish runs when the handler returns: it gives back the in-flight slot and
@@ -111,7 +189,8 @@ type call struct {
 	stage   stage
 	st      *state
 	um      *upstreamMeters
-	slot    bool // holds an in-flight slot
+	slot    bool          // holds an in-flight slot
+	reserve time.Duration // kept after the bidder's answer: gateReserveMs and the scheduler's
 	ev      *engine.Eval
 	oreq    *fasthttp.Request
 	oresp   *fasthttp.Response
@@ -179,7 +258,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	dl := up.deadline
 	_, deadline := engine.DeadlineFor(dl, c.ev.In.Request.TMax, arrival)
 	now := time.Now()
-	budget := deadline.Sub(now) - time.Duration(dl.GateReserveMs)*time.Millisecond
+	budget := deadline.Sub(now) - c.reserve
 	if budget < time.Duration(dl.MinBidderMs)*time.Millisecond {
 		s.shed(ctx, up.m, shedBudget)
 		return

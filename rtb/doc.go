@@ -18,10 +18,12 @@
 // Order of the checks on the exchange's request: framing (400 and close,
 // before fasthttp reads the request, see below), method (405 with
 // Allow: POST, whatever the path), route (404), Content-Type (415),
-// Content-Encoding (415), the shutdown shed, a budget shed that needs no
-// body (even maxTmaxMs would leave the bidder less than minBidderMs), the
-// in-flight shed (204), body size and decompression (413, 400), decoding
-// (400), then the budget (204).
+// Content-Encoding (415), the shutdown shed, the budget shed before
+// decoding (T from the raw body's top-level tmax, or maxTmaxMs when it
+// cannot be read cheaply: gzip, a tmax that is not a plain integer; such a
+// request is answered 204 even if its body would not decode, since decoding
+// is most of what answering it would cost), the in-flight shed (204), body
+// size and decompression (413, 400), decoding (400), then the budget (204).
 //
 //   - Framing (framing.go): the exchange listener checks every byte against
 //     a strict RFC 9112 grammar before fasthttp parses it: lines end in

@@ -43,11 +43,16 @@ const (
 	governorFloor = 4
 )
 
-// governor holds the adaptive in-flight limit. limit is read on every
-// request (one atomic load); the controller goroutine writes it.
+// maxSchedReserve caps the reserve added for the run-queue latency.
+const maxSchedReserve = 100 * time.Millisecond
+
+// governor holds the adaptive in-flight limit and the run-queue latency.
+// limit and tail are read on every request (atomic loads); the controller
+// goroutine writes them.
 type governor struct {
 	limit atomic.Int64 // 0: not constrained (limits.maxInFlight applies)
 	shed  atomic.Int64 // in-flight sheds since the last tick
+	tail  atomic.Int64 // p99 run-queue latency of the last tick, ns
 
 	sample []metrics.Sample
 	prev   []uint64
@@ -57,6 +62,15 @@ const schedLatencies = "/sched/latencies:seconds"
 
 func newGovernor() *governor {
 	return &governor{sample: []metrics.Sample{{Name: schedLatencies}}}
+}
+
+// schedReserve is what the bid path keeps, beside deadline.gateReserveMs,
+// for the wait for a core once the bidder has answered: twice the p99
+// run-queue latency of the last tick (0 on an idle or healthy process),
+// capped at maxSchedReserve. Under CPU starvation the bidder gets less time
+// and the answer still leaves by D.
+func (g *governor) schedReserve() time.Duration {
+	return min(2*time.Duration(g.tail.Load()), maxSchedReserve)
 }
 
 // effective is the in-flight limit to apply: the adaptive one when it is
@@ -73,13 +87,15 @@ func (g *governor) effective(configured int) int {
 func (g *governor) run(stop <-chan struct{}, inflight func() int64, ceiling func() int) {
 	t := time.NewTicker(governorTick)
 	defer t.Stop()
-	g.p90() // the first read sets the baseline
+	g.read() // the first read sets the baseline
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
-			g.adjust(g.p90(), inflight(), int64(ceiling()))
+			p90, p99 := g.read()
+			g.tail.Store(int64(p99))
+			g.adjust(p90, inflight(), int64(ceiling()))
 		}
 	}
 }
@@ -110,36 +126,42 @@ func (g *governor) adjust(p90 time.Duration, inflight, ceiling int64) {
 	g.limit.Store(next)
 }
 
-// p90 returns the 90th percentile of the run-queue latency since the last
-// call (0 when too few goroutines were scheduled to tell).
-func (g *governor) p90() time.Duration {
+// read returns the 90th and 99th percentiles of the run-queue latency since
+// the last call (0 when too few goroutines were scheduled to tell).
+func (g *governor) read() (p90, p99 time.Duration) {
 	metrics.Read(g.sample)
 	if g.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
-		return 0
+		return 0, 0
 	}
 	h := g.sample[0].Value.Float64Histogram()
 	if len(g.prev) != len(h.Counts) {
 		g.prev = append(g.prev[:0], h.Counts...)
-		return 0
+		return 0, 0
 	}
 	var total uint64
 	for i, c := range h.Counts {
 		total += c - g.prev[i]
 	}
-	var p90 time.Duration
 	if total >= schedMinSamples {
-		want, seen := total-total/10, uint64(0)
-		for i, c := range h.Counts {
-			seen += c - g.prev[i]
-			if seen >= want {
-				p90 = time.Second // the last bucket is unbounded
-				if ub := h.Buckets[i+1]; ub < 1 {
-					p90 = time.Duration(ub * float64(time.Second)) // the bucket's upper bound
-				}
-				break
-			}
-		}
+		p90 = quantile(h, g.prev, total-total/10)
+		p99 = quantile(h, g.prev, total-total/100)
 	}
 	copy(g.prev, h.Counts)
-	return p90
+	return p90, p99
+}
+
+// quantile returns the upper bound of the bucket holding the want-th
+// scheduling event since prev.
+func quantile(h *metrics.Float64Histogram, prev []uint64, want uint64) time.Duration {
+	seen := uint64(0)
+	for i, c := range h.Counts {
+		seen += c - prev[i]
+		if seen >= want {
+			if ub := h.Buckets[i+1]; ub < 1 {
+				return time.Duration(ub * float64(time.Second))
+			}
+			return time.Second // the last bucket is unbounded
+		}
+	}
+	return 0
 }
