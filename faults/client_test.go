@@ -187,6 +187,7 @@ type loadSpec struct {
 type loadResult struct {
 	sent, answered, errors int
 	late                   int // answered after T − margin + deadlineTolerance
+	lateBids               int // of which 200 answers (admitted and served)
 	bids, noBids           int // 200 and 204 answers
 	other                  int // other statuses
 	latencies              []time.Duration
@@ -211,8 +212,8 @@ func (r loadResult) pct(p float64) time.Duration {
 }
 
 func (r loadResult) String() string {
-	return fmt.Sprintf("sent %d answered %d (200: %d, 204: %d, other %d) errors %d late %d (%.1f%%) p50 %v p99 %v max %v, %.0f answers/s",
-		r.sent, r.answered, r.bids, r.noBids, r.other, r.errors, r.late, 100*r.lateShare(),
+	return fmt.Sprintf("sent %d answered %d (200: %d, 204: %d, other %d) errors %d late %d (%.1f%%; 200s late: %d) p50 %v p99 %v max %v, %.0f answers/s",
+		r.sent, r.answered, r.bids, r.noBids, r.other, r.errors, r.late, 100*r.lateShare(), r.lateBids,
 		r.pct(0.5), r.pct(0.99), r.pct(1), float64(r.answered)/r.wall.Seconds())
 }
 
@@ -261,6 +262,9 @@ func runLoad(t testing.TB, spec loadSpec) loadResult {
 				local.latencies = append(local.latencies, lat)
 				if lat > deadline {
 					local.late++
+					if r.status == 200 {
+						local.lateBids++
+					}
 				}
 				switch r.status {
 				case 200:
@@ -327,6 +331,7 @@ func runLoad(t testing.TB, spec loadSpec) loadResult {
 			res.answered += local.answered
 			res.errors += local.errors
 			res.late += local.late
+			res.lateBids += local.lateBids
 			res.bids += local.bids
 			res.noBids += local.noBids
 			res.other += local.other
