@@ -191,6 +191,7 @@ type loadResult struct {
 	bids, noBids           int // 200 and 204 answers
 	other                  int // other statuses
 	latencies              []time.Duration
+	sendLags               []time.Duration // write time − scheduled time: the client's own delay plus waits for a busy connection
 	wall                   time.Duration
 	badBodies              []string
 }
@@ -212,9 +213,15 @@ func (r loadResult) pct(p float64) time.Duration {
 }
 
 func (r loadResult) String() string {
-	return fmt.Sprintf("sent %d answered %d (200: %d, 204: %d, other %d) errors %d late %d (%.1f%%; 200s late: %d) p50 %v p99 %v max %v, %.0f answers/s",
+	lag := func(p float64) time.Duration {
+		if len(r.sendLags) == 0 {
+			return 0
+		}
+		return r.sendLags[min(len(r.sendLags)-1, int(p*float64(len(r.sendLags))))]
+	}
+	return fmt.Sprintf("sent %d answered %d (200: %d, 204: %d, other %d) errors %d late %d (%.1f%%; 200s late: %d) p50 %v p99 %v max %v, %.0f answers/s; send lag p50 %v p99 %v",
 		r.sent, r.answered, r.bids, r.noBids, r.other, r.errors, r.late, 100*r.lateShare(), r.lateBids,
-		r.pct(0.5), r.pct(0.99), r.pct(1), float64(r.answered)/r.wall.Seconds())
+		r.pct(0.5), r.pct(0.99), r.pct(1), float64(r.answered)/r.wall.Seconds(), lag(0.5), lag(0.99))
 }
 
 // runLoad runs spec and checks every answer with checkAnswer.
@@ -306,6 +313,7 @@ func runLoad(t testing.TB, spec loadSpec) loadResult {
 					if _, err := c.Write(reqs[i%len(reqs)]); err != nil {
 						break
 					}
+					local.sendLags = append(local.sendLags, time.Since(sched))
 					local.sent++
 					scheds <- sched
 				}
@@ -319,6 +327,7 @@ func runLoad(t testing.TB, spec loadSpec) loadResult {
 						local.errors++
 						break
 					}
+					local.sendLags = append(local.sendLags, time.Since(sched))
 					local.sent++
 					r, err := read()
 					if !record(sched, r, err) {
@@ -336,6 +345,7 @@ func runLoad(t testing.TB, spec loadSpec) loadResult {
 			res.noBids += local.noBids
 			res.other += local.other
 			res.latencies = append(res.latencies, local.latencies...)
+			res.sendLags = append(res.sendLags, local.sendLags...)
 			bad = append(bad, local.badBodies...)
 			mu.Unlock()
 		}()
@@ -343,6 +353,7 @@ func runLoad(t testing.TB, spec loadSpec) loadResult {
 	wg.Wait()
 	res.wall = time.Since(start)
 	slices.Sort(res.latencies)
+	slices.Sort(res.sendLags)
 	require.Empty(t, bad, "rejected bids reached the exchange")
 	return res
 }

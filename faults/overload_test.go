@@ -27,11 +27,18 @@ func TestOverload(t *testing.T) {
 			scenario(t, tc.id)
 			b := goodBidder(t, 10*time.Millisecond)
 			p := startProc(t, procOpts{upstream: b.URL + "/bid"})
-			sat := saturation(t, p.addr, 64, 3*time.Second, overloadTmax)
-			t.Logf("saturation: %.0f answers/s over 64 connections", sat)
+			// Saturation: closed-loop clients on as many connections as the
+			// load uses (at least 64), each sending as soon as its answer came.
+			satConns := max(tc.conns, 64)
+			sat := saturation(t, p.addr, satConns, 3*time.Second, overloadTmax)
+			t.Logf("saturation: %.0f answers/s over %d connections", sat, satConns)
 			res := runLoad(t, loadSpec{addr: p.addr, conns: tc.conns, rate: 2 * sat, dur: 5 * time.Second,
 				tmaxMs: overloadTmax, pipeline: tc.pipeline})
-			shed := p.metric(`bidguard_shed_total{reason="budget"}`) + p.metric(`bidguard_shed_total{reason="inflight"}`)
+			m := p.metrics()
+			budget, inflight := metricIn(t, m, `bidguard_shed_total{reason="budget"}`), metricIn(t, m, `bidguard_shed_total{reason="inflight"}`)
+			shed := budget + inflight
+			t.Logf("shed: budget %.0f, inflight %.0f; upstream timeouts %.0f", budget, inflight,
+				metricIn(t, m, `bidguard_upstream_errors_total{upstream="dsp",kind="timeout"}`))
 			t.Logf("2x saturation (%.0f/s) over %d connections (pipelined %v): %s; shed %.0f (%.1f%% of answers)",
 				2*sat, tc.conns, tc.pipeline, res, shed, 100*shed/float64(max(res.answered, 1)))
 			require.Zero(t, res.errors, "every request answered")
