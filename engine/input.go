@@ -70,11 +70,12 @@ func (in *Input) FreezeClock(t time.Time) { in.frozen, in.frozenAt = true, t }
 // impIndexThreshold is the imp count from which ImpByID uses a map.
 const impIndexThreshold = 16
 
-// ImpByID returns the first request imp with that id, or nil. It allocates
-// nothing for requests of up to 16 imps; larger requests build a pooled index
-// once per evaluation.
+// ImpByID returns the first request imp with that id, or nil. An empty id
+// matches no imp, even an imp without an id. It allocates nothing for
+// requests of up to 16 imps; larger requests build a pooled index once per
+// evaluation.
 func (in *Input) ImpByID(id string) *openrtb2.Imp {
-	if in.Request == nil {
+	if in.Request == nil || id == "" {
 		return nil
 	}
 	imps := in.Request.Imp

@@ -279,7 +279,12 @@ func (e *Eval) runTooMany() {
 	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, 3, 300))
 	for _, p := range e.order {
 		for _, g := range p.Gates {
-			skipped(e.result(p, g), ReasonSkipBidsLimit)
+			r := e.result(p, g)
+			if g.Mode == Off {
+				skipped(r, ReasonOff)
+				continue
+			}
+			skipped(r, ReasonSkipBidsLimit)
 		}
 	}
 }
@@ -291,16 +296,18 @@ func (e *Eval) runPolicy(p *Policy) {
 	def := e.snap.Default
 	for _, g := range p.Gates {
 		r := e.result(p, g)
+		// A gate in mode off is reported as off whatever stopped the run
+		// before it: it would never have run.
+		if g.Mode == Off {
+			skipped(r, ReasonOff)
+			continue
+		}
 		if e.stop != "" {
 			skipped(r, e.stop)
 			continue
 		}
 		if e.respDie && e.failFast(def) {
 			skipped(r, ReasonSkipFailFast)
-			continue
-		}
-		if g.Mode == Off {
-			skipped(r, ReasonOff)
 			continue
 		}
 		start := time.Now()

@@ -97,7 +97,8 @@ func TestAudienceSafetyCheckBid(t *testing.T) {
 	f(g, `{"id":"b","impid":"1","price":1,"cattax":8,"cat":["1583"]}`, "", 0, 0)
 	for _, tax := range []string{"6", "7", "9"} {
 		f(g, `{"id":"b","impid":"1","price":1,"cattax":`+tax+`,"cat":["Z7rJBM"]}`, "child-directed inventory served unsafe category: Z7rJBM", 209, 357)
-		f(g, `{"id":"b","impid":"1","price":1,"cattax":`+tax+`,"cat":["z7rjbm"]}`, "", 0, 0)
+		f(g, `{"id":"b","impid":"1","price":1,"cattax":`+tax+`,"cat":["z7rjbm"]}`, "child-directed inventory served unsafe category: z7rjbm", 209, 357)
+		f(g, `{"id":"b","impid":"1","price":1,"cattax":`+tax+`,"cat":["z7rjbmx"]}`, "", 0, 0)
 	}
 	f(g, `{"id":"b","impid":"1","price":1,"cattax":2,"cat":["1"]}`, "child-directed inventory: unknown category taxonomy 2", 209, 357)
 	f(g, `{"id":"b","impid":"1","price":1,"cattax":500,"cat":["x"],"attr":[8]}`, "child-directed inventory: unknown category taxonomy 500", 209, 357)

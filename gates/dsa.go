@@ -23,10 +23,10 @@ const dsaMaxText = 100
 
 // Reasons of dsa.
 const (
-	reasonNoDSARequirement = "no dsa requirement in request"
-	reasonDSAMissing       = "missing dsa transparency"
-	reasonDSAInvalid       = "invalid dsa transparency"
-	reasonDSAConflict      = "dsa render conflict"
+	reasonNoDSA       = "no dsa in request"
+	reasonDSAMissing  = "missing dsa transparency"
+	reasonDSAInvalid  = "invalid dsa transparency"
+	reasonDSAConflict = "dsa render conflict"
 )
 
 type dsa struct{}
@@ -43,7 +43,7 @@ func (g *dsa) Kind() engine.Kind { return engine.PerBid }
 func (g *dsa) Prepare(in *engine.Input) string {
 	req, _ := requestDSA(in)
 	if req != 2 && req != 3 {
-		return reasonNoDSARequirement
+		return reasonNoDSA
 	}
 	return ""
 }

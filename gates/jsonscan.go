@@ -344,22 +344,3 @@ func jsonInt(v []byte) (int64, bool) {
 	}
 	return int64(f), true
 }
-
-// jsonIsOne reports whether v is the JSON number 1 (1, 1.0, 1.00).
-func jsonIsOne(v []byte) bool {
-	if len(v) == 0 || v[0] != '1' {
-		return false
-	}
-	if len(v) == 1 {
-		return true
-	}
-	if v[1] != '.' || len(v) == 2 {
-		return false
-	}
-	for _, c := range v[2:] {
-		if c != '0' {
-			return false
-		}
-	}
-	return true
-}

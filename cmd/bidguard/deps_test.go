@@ -15,17 +15,24 @@ import (
 const module = "github.com/bidguard/bidguard"
 
 // allowed is DESIGN.md's dependency direction: cmd → rtb → engine → pool,
-// gates → engine, cmd → gates. loadtest and faults import no bidguard package.
+// gates → engine, cmd → gates; engine, rtb and gates may import the leaf
+// jsonraw, and read the embedded default policy from the leaf configs.
+// loadtest and faults import no bidguard package.
 var allowed = map[string][]string{
-	"engine":   {"pool"},
-	"gates":    {"engine", "pool"},
+	"engine":   {"pool", "jsonraw", "configs"},
+	"gates":    {"engine", "pool", "jsonraw", "configs"},
 	"pool":     {},
-	"rtb":      {"engine", "pool"},
+	"jsonraw":  {},
+	"rtb":      {"engine", "pool", "jsonraw", "configs"},
 	"configs":  {},
 	"loadtest": {},
 	"faults":   {},
-	"bench":    {"engine", "gates", "pool", "rtb", "configs"},
+	"bench":    {"engine", "gates", "pool", "rtb", "configs", "jsonraw"},
 }
+
+// stdlibOnly are the leaf packages that import nothing outside the
+// standard library.
+var stdlibOnly = []string{"pool", "jsonraw"}
 
 func TestDependencyDirection(t *testing.T) {
 	for pkg, ok := range allowed {
@@ -42,6 +49,11 @@ func TestDependencyDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", module+"/engine", module+"/gates", module+"/pool").CombinedOutput()
 	require.NoError(t, err)
 	require.NotContains(t, string(out), "fasthttp", "only rtb (and bench) may import fasthttp")
+	for _, pkg := range stdlibOnly {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/"+pkg).CombinedOutput()
+		require.NoError(t, err, string(out))
+		require.Equal(t, []string{module + "/" + pkg}, strings.Fields(string(out)), "%s imports only the standard library", pkg)
+	}
 }
 
 // gateFileProblems reports identifiers that a gate file uses but another

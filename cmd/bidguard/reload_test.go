@@ -247,9 +247,8 @@ func TestReloaderRestartRequired(t *testing.T) {
 
 func TestRestartKeys(t *testing.T) {
 	base := func() *engine.Config {
-		c := &engine.Config{}
-		c.Defaults()
-		return c
+		c := engine.DefaultConfig()
+		return &c
 	}
 	f := func(change func(c *engine.Config), want ...string) {
 		t.Helper()
