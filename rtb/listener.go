@@ -73,6 +73,47 @@ func (s *Server) newListener(ln net.Listener, exchange bool) *listener {
 	return &listener{Listener: ln, s: s, exchange: exchange, done: make(chan struct{})}
 }
 
+// PrepareListener readies the exchange listener before anything is served
+// on it: it asks for receive timestamps and waits (at most wait) until the
+// kernel stamps packets, which it turns on lazily, so that the deadline of
+// the very first requests runs from their arrival too. It probes with a
+// loopback connection of its own; without TCP it does nothing.
+func PrepareListener(ln net.Listener, wait time.Duration) {
+	if _, ok := ln.(*net.TCPListener); !ok {
+		return
+	}
+	enableTimestamps(ln)
+	probe, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return
+	}
+	defer probe.Close()
+	enableTimestamps(probe)
+	cl, err := net.Dial("tcp", probe.Addr().String())
+	if err != nil {
+		return
+	}
+	defer cl.Close()
+	nc, err := probe.Accept()
+	if err != nil {
+		return
+	}
+	c := (&Server{}).newConn(nc)
+	defer func() { _ = c.Conn.Close() }()
+	if c.rc == nil {
+		return
+	}
+	buf := make([]byte, 1)
+	for end := time.Now().Add(wait); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if _, err := cl.Write(buf); err != nil {
+			return
+		}
+		if _, _, err := c.read(buf); err != nil || c.stamped {
+			return
+		}
+	}
+}
+
 // enableTimestamps sets SO_TIMESTAMPNS on a TCP listener: the kernel turns
 // receive timestamping on lazily (a deferred static key) and off again when
 // no socket asks for it, so the listener asks for the server's lifetime and
@@ -162,14 +203,15 @@ type conn struct {
 	f      framer
 
 	// recvmsg state; rc is nil when kernel timestamps are unavailable.
-	rc     syscall.RawConn
-	readFn func(fd uintptr) bool // c.recv, bound once
-	msg    syscall.Msghdr
-	iov    syscall.Iovec
-	oob    [64]byte
-	buf    []byte
-	n      int
-	errno  syscall.Errno
+	rc      syscall.RawConn
+	readFn  func(fd uintptr) bool // c.recv, bound once
+	msg     syscall.Msghdr
+	iov     syscall.Iovec
+	oob     [64]byte
+	buf     []byte
+	n       int
+	errno   syscall.Errno
+	stamped bool // the last read carried a kernel timestamp
 
 	// runs maps request numbers to arrival times: run i says that requests
 	// from runs[i].first on began in a read at runs[i].at. A ring, oldest at
@@ -292,6 +334,7 @@ func (c *conn) recv(fd uintptr) bool {
 // monotonic clock, or now when there is none.
 func (c *conn) stamp() time.Time {
 	now := time.Now()
+	c.stamped = false
 	const hdr = int(unsafe.Sizeof(syscall.Cmsghdr{}))
 	if int(c.msg.Controllen) < hdr+int(unsafe.Sizeof(syscall.Timespec{})) {
 		return now
@@ -301,6 +344,7 @@ func (c *conn) stamp() time.Time {
 		return now
 	}
 	ts := (*syscall.Timespec)(unsafe.Pointer(&c.oob[hdr]))
+	c.stamped = true
 	age := now.Sub(time.Unix(ts.Sec, ts.Nsec)) // wall clocks: the kernel's has no monotonic reading
 	if age <= 0 || age > maxArrivalAge {
 		return now

@@ -247,3 +247,30 @@ func TestQueuedRequestShed(t *testing.T) {
 	require.EqualValues(t, 1, b.calls.Load(), "the queued request never reached the bidder")
 	require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="budget"}`))
 }
+
+// TestPrepareListener: once prepared, the first connection's first request
+// is stamped with its arrival.
+func TestPrepareListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	PrepareListener(ln, time.Second)
+	srv, err := New(&engine.Holder{}, Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	cl, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer cl.Close()
+	nc, err := ln.Accept()
+	require.NoError(t, err)
+	c := srv.newConn(nc)
+	defer c.Close()
+	_, err = io.WriteString(cl, smuggled)
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+	_, err = c.Read(make([]byte, 4096))
+	require.NoError(t, err)
+	require.True(t, c.stamped)
+	at, ok := c.arrival(1)
+	require.True(t, ok)
+	require.Greater(t, time.Since(at), 90*time.Millisecond)
+}

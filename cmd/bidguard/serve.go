@@ -102,6 +102,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	if err != nil {
 		return fail(err)
 	}
+	rtb.PrepareListener(ln, 250*time.Millisecond)
 	aln, err := net.Listen("tcp", cfg.AdminListen)
 	if err != nil {
 		_ = ln.Close()
