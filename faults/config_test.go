@@ -90,23 +90,23 @@ func writeAtomic(t testing.TB, path, content string) {
 
 // TestConfigHalfWritten: a config written in place in two halves, the first
 // half a valid config of its own (no gates after impidMatch), is never
-// loaded half: only content stable over two polls (50 ms) is.
+// loaded half: only content stable over two polls (300 ms) is.
 func TestConfigHalfWritten(t *testing.T) {
 	scenario(t, "config/half-written")
 	b := goodBidder(t, 0)
-	p := startProc(t, procOpts{upstream: b.URL + "/bid"})
+	p := startProc(t, procOpts{upstream: b.URL + "/bid", pollMs: 300})
 	full, err := os.ReadFile(p.config)
 	require.NoError(t, err)
 	cut := strings.Index(string(full), "    - {gate: bidSanity")
 	require.Positive(t, cut)
-	for i := range 10 {
+	for i := range 3 {
 		// The second half changes a value so that every round is a change.
 		next := strings.Replace(string(full), "maxFloorMultiple: 50", "maxFloorMultiple: "+strconv.Itoa(10+i), 1)
 		f, err := os.OpenFile(p.config, os.O_WRONLY|os.O_TRUNC, 0)
 		require.NoError(t, err)
 		_, err = f.WriteString(next[:cut])
 		require.NoError(t, err)
-		time.Sleep(20 * time.Millisecond) // under one poll interval
+		time.Sleep(20 * time.Millisecond) // well under one poll interval
 		_, err = f.WriteString(next[cut:])
 		require.NoError(t, err)
 		require.NoError(t, f.Close())
@@ -114,7 +114,7 @@ func TestConfigHalfWritten(t *testing.T) {
 		require.Eventually(t, func() bool {
 			return p.metric(`bidguard_config_reloads_total{result="success"}`) >= want
 		}, 10*time.Second, 20*time.Millisecond, "round %d", i)
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(700 * time.Millisecond) // two more polls
 		require.Equal(t, want, p.metric(`bidguard_config_reloads_total{result="success"}`), "round %d: one reload, of the whole file", i)
 	}
 	require.Zero(t, p.metric(`bidguard_config_reloads_total{result="error"}`))

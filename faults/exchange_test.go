@@ -331,7 +331,7 @@ func TestExchangeSlowloris(t *testing.T) {
 	// Meanwhile, ordinary requests are served on time.
 	for range 20 {
 		a, took := post(t, p.addr, bidRequest("normal", 200))
-		require.Equal(t, 200, a.status)
+		require.Contains(t, []int{200, 204}, a.status, "bids, or a no-bid by the deadline")
 		require.Less(t, took, 195*time.Millisecond+deadlineTolerance)
 		time.Sleep(200 * time.Millisecond)
 	}

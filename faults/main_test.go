@@ -119,6 +119,7 @@ type procOpts struct {
 	policy     string // the policy block (policyYAML when empty)
 	extra      string // more YAML (limits, deadline, upstreams' keys...)
 	configFile string // use this file instead of writing one
+	pollMs     int    // reloadPollMs (50 when 0)
 	nofile     int    // RLIMIT_NOFILE of the child when > 0
 	gomaxprocs int    // GOMAXPROCS of the child when > 0
 	env        []string
@@ -192,7 +193,11 @@ func startProc(t *testing.T, o procOpts) *proc {
 		if !strings.Contains(extra, "limits:") && os.Getenv("BIDGUARD_FAULTS_BIN") == "" {
 			extra += "limits: {idleTimeoutMs: 1000}\n"
 		}
-		require.NoError(t, os.WriteFile(cfg, []byte(configYAMLWith(o.upstream, o.upName, o.policy, extra)), 0o644))
+		yaml := configYAMLWith(o.upstream, o.upName, o.policy, extra)
+		if o.pollMs > 0 {
+			yaml = strings.Replace(yaml, "reloadPollMs: 50\n", fmt.Sprintf("reloadPollMs: %d\n", o.pollMs), 1)
+		}
+		require.NoError(t, os.WriteFile(cfg, []byte(yaml), 0o644))
 	}
 	argv := append([]string{bin, "serve", "--config", cfg}, o.args...)
 	var cmd *exec.Cmd
