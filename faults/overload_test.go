@@ -32,13 +32,15 @@ func TestOverload(t *testing.T) {
 			satConns := max(tc.conns, 64)
 			sat := saturation(t, p.addr, satConns, 3*time.Second, overloadTmax)
 			t.Logf("saturation: %.0f answers/s over %d connections", sat, satConns)
+			before := p.metrics()
 			res := runLoad(t, loadSpec{addr: p.addr, conns: tc.conns, rate: 2 * sat, dur: 5 * time.Second,
 				tmaxMs: overloadTmax, pipeline: tc.pipeline})
 			m := p.metrics()
-			budget, inflight := metricIn(t, m, `bidguard_shed_total{reason="budget"}`), metricIn(t, m, `bidguard_shed_total{reason="inflight"}`)
+			delta := func(series string) float64 { return metricIn(t, m, series) - metricIn(t, before, series) }
+			budget, inflight := delta(`bidguard_shed_total{reason="budget"}`), delta(`bidguard_shed_total{reason="inflight"}`)
 			shed := budget + inflight
-			t.Logf("shed: budget %.0f, inflight %.0f; upstream timeouts %.0f", budget, inflight,
-				metricIn(t, m, `bidguard_upstream_errors_total{upstream="dsp",kind="timeout"}`))
+			t.Logf("shed during the load: budget %.0f, inflight %.0f; upstream timeouts %.0f", budget, inflight,
+				delta(`bidguard_upstream_errors_total{upstream="dsp",kind="timeout"}`))
 			t.Logf("2x saturation (%.0f/s) over %d connections (pipelined %v): %s; shed %.0f (%.1f%% of answers)",
 				2*sat, tc.conns, tc.pipeline, res, shed, 100*shed/float64(max(res.answered, 1)))
 			require.Zero(t, res.errors, "every request answered")
