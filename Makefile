@@ -20,7 +20,7 @@ lint:
 
 # Every native fuzz target, each for FUZZTIME.
 fuzz:
-	@for pkg in ./engine/ ./gates/ ./rtb/; do \
+	@for pkg in ./audit/ ./engine/ ./gates/ ./rtb/; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \

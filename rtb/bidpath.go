@@ -324,6 +324,11 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.stage = stageGate
 	out := c.ev.Run(st.snap, engine.RunOptions{Upstream: up.name})
 	c.stage = stageHandler
+	if s.audit != nil && (len(out.Rejected) > 0 || len(out.Warned) > 0) {
+		c.stage = stageAudit
+		s.audit(st.snap, c.ev, out)
+		c.stage = stageHandler
+	}
 	answer := c.ev.Body()
 	s.meters.record(st.snap, st.m, c.ev, out)
 

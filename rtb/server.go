@@ -31,6 +31,12 @@ type Options struct {
 	// that a request arriving on one is answered 204 rather than refused
 	// (0: DefaultDrain).
 	Drain time.Duration
+	// Audit, when set, is called with every judged response whose outcome
+	// rejected or would have rejected something (Rejected or Warned not
+	// empty), on the request goroutine, before the answer is sent. It must
+	// not block and must not retain ev, out or anything they reference. A
+	// panic in it is answered 204 and counted as panics_total{where="audit"}.
+	Audit func(snap *engine.Snapshot, ev *engine.Eval, out *engine.Outcome)
 }
 
 // DefaultDrain is Options.Drain when unset.
@@ -52,6 +58,7 @@ type Server struct {
 	log    *slog.Logger
 	ua     []byte
 	dial   func(addr string) (net.Conn, error)
+	audit  func(*engine.Snapshot, *engine.Eval, *engine.Outcome)
 	meters *meters
 
 	limiter  pool.Limiter
@@ -97,6 +104,7 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 		log:     opt.Logger,
 		ua:      []byte("bidguard/" + opt.Version),
 		dial:    opt.Dial,
+		audit:   opt.Audit,
 		meters:  newMeters(),
 		clients: map[clientKey]*fasthttp.HostClient{},
 	}

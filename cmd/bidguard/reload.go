@@ -94,6 +94,9 @@ type reloader struct {
 	holder  *engine.Holder
 	log     *slog.Logger
 	m       *reloadMeters
+	// onLoad, when set, is told of each snapshot swapped in and what
+	// triggered its load ("poll", "SIGHUP"): the audit log's config record.
+	onLoad func(snap *engine.Snapshot, trigger string)
 
 	watched  []string             // the current snapshot's files, except the embedded config
 	seatsDir string               // its seatsDir resolved against the config's directory, "" when none
@@ -167,11 +170,11 @@ func (r *reloader) check(trigger string, force bool) {
 		log.Info("config reloaded: unchanged", "config", r.holder.Load().Version)
 		return
 	}
-	r.reload(log)
+	r.reload(log, trigger)
 }
 
 // reload builds the new snapshot and swaps it in, or keeps the old one.
-func (r *reloader) reload(log *slog.Logger) {
+func (r *reloader) reload(log *slog.Logger, trigger string) {
 	old := r.holder.Load()
 	snap, err := r.load()
 	if err != nil {
@@ -194,6 +197,9 @@ func (r *reloader) reload(log *slog.Logger) {
 	r.watch(snap)
 	r.m.count(reloadSuccess)
 	log.Info("config reloaded", "config", snap.Version, "previous", old.Version)
+	if r.onLoad != nil {
+		r.onLoad(snap, trigger)
+	}
 }
 
 // watch makes snap's files the watched set. Files watched before keep the

@@ -91,13 +91,32 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 
 	var holder engine.Holder
 	holder.Store(snap)
-	srv, err := rtb.New(&holder, rtb.Options{Version: version, Logger: log})
+	cfg := snap.Config
+	var aud auditor
+	opt := rtb.Options{Version: version, Logger: log}
+	if cfg.Audit.Path != "" {
+		opt.Audit = aud.judged
+	}
+	srv, err := rtb.New(&holder, opt)
 	if err != nil {
 		return fail(err)
 	}
 	reloads := newReloadMeters(srv.Metrics())
 	reloads.ok.Set(1) // the startup load succeeded
-	cfg := snap.Config
+	// The audit log is open before anything listens: a bad key or a damaged
+	// log stops startup.
+	aud.log, err = openAudit(f.config, cfg.Audit, auditMeters(srv.Metrics()), log, false, auditHeadEvery)
+	if err != nil {
+		return fail(err)
+	}
+	if aud.log != nil {
+		defer func() {
+			if err := aud.log.Close(); err != nil {
+				log.Error("audit log", "error", err)
+			}
+		}()
+		_ = aud.log.Append(configRecord(snap, "startup", f.config)) // open: Append cannot fail
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fail(err)
@@ -119,6 +138,11 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 		return s, err
 	}
 	rl := newReloader(f.config, snap, load, srv.Install, &holder, log, reloads)
+	if aud.log != nil {
+		rl.onLoad = func(s *engine.Snapshot, trigger string) {
+			_ = aud.log.Append(configRecord(s, "reload ("+trigger+")", f.config))
+		}
+	}
 	rctx, stopReload := context.WithCancel(ctx)
 	reloadDone := make(chan struct{})
 	go func() {
