@@ -1,7 +1,7 @@
 GO ?= go
 FUZZTIME ?= 20s
 
-.PHONY: build test test-noalloc lint fuzz bench compare loadtest ci
+.PHONY: build test test-noalloc lint fuzz bench compare loadtest ci faults
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bidguard ./cmd/bidguard
@@ -26,6 +26,13 @@ fuzz:
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
+
+# The whole fault suite (docs/reliability.md), slow scenarios included:
+# real serve processes on loopback. The test binary runs without -race (its
+# load generator must keep time); the product is race-built where a
+# scenario needs it (1,000 reloads under traffic).
+faults:
+	BIDGUARD_FAULTS=1 $(GO) test -count=1 -timeout 20m ./faults/
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/ ./rtb/

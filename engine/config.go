@@ -70,6 +70,13 @@ type Limits struct {
 	MaxResponseBytes int `yaml:"maxResponseBytes"` // default 1048576 (1 MiB), also after decompression
 	MaxInFlight      int `yaml:"maxInFlight"`      // default 2048
 	MaxBids          int `yaml:"maxBids"`          // default 1000
+	// MaxConns caps the exchange listener's open connections; excess ones
+	// are closed at once. 0 (the default): derived at start from
+	// RLIMIT_NOFILE (rtb.DefaultMaxConns).
+	MaxConns int `yaml:"maxConns"`
+	// IdleTimeoutMs closes exchange keep-alive connections idle this long
+	// (default 10000). Read at start: a reload changes it at the next start.
+	IdleTimeoutMs int `yaml:"idleTimeoutMs"`
 }
 
 // Deadline is DESIGN.md "Deadlines", in milliseconds.
@@ -233,7 +240,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen:       "127.0.0.1:8080",
 		AdminListen:  "127.0.0.1:9090",
-		Limits:       Limits{MaxRequestBytes: 262144, MaxResponseBytes: 1048576, MaxInFlight: 2048, MaxBids: 1000},
+		Limits:       Limits{MaxRequestBytes: 262144, MaxResponseBytes: 1048576, MaxInFlight: 2048, MaxBids: 1000, IdleTimeoutMs: 10000},
 		Deadline:     Deadline{DefaultTmaxMs: 200, MaxTmaxMs: 1000, ReturnMarginMs: 5, GateReserveMs: 7, MinBidderMs: 10},
 		ReloadPollMs: 1000,
 		Audit:        Audit{FsyncEvery: 64, SegmentBytes: 64 << 20, Queue: 65536},
@@ -400,10 +407,13 @@ func (c *Config) validateStatic(name string) []error {
 	}
 	l := c.Limits
 	for k, v := range map[string]int{"maxRequestBytes": l.MaxRequestBytes, "maxResponseBytes": l.MaxResponseBytes,
-		"maxInFlight": l.MaxInFlight, "maxBids": l.MaxBids} {
+		"maxInFlight": l.MaxInFlight, "maxBids": l.MaxBids, "idleTimeoutMs": l.IdleTimeoutMs} {
 		if v <= 0 {
 			bad("limits.%s: must be > 0", k)
 		}
+	}
+	if l.MaxConns < 0 {
+		bad("limits.maxConns: must be >= 0 (0: derived from RLIMIT_NOFILE)")
 	}
 	errs = append(errs, validateDeadline(name, "deadline", c.Deadline)...)
 	if c.ReloadPollMs <= 0 {

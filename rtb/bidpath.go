@@ -30,7 +30,7 @@ var (
 // behaviour table that need no body, then the bid path. Every panic under it
 // is recovered by finish.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
-	arrival := time.Now()
+	arrival := connArrival(ctx.Conn(), ctx.ConnRequestNum())
 	var c call
 	defer s.finish(ctx, &c)
 	snap := s.holder.Load()
@@ -50,20 +50,20 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	switch {
 	case !ctx.IsPost():
 		ctx.Response.Header.Set("Allow", fasthttp.MethodPost)
-		fail(ctx, um, fasthttp.StatusMethodNotAllowed, outBadRequest)
+		fail(ctx, um, fasthttp.StatusMethodNotAllowed, outBadRequest, msgMethod)
 		return
 	case up == nil:
-		fail(ctx, um, fasthttp.StatusNotFound, outBadRequest)
+		fail(ctx, um, fasthttp.StatusNotFound, outBadRequest, msgNoRoute)
 		return
 	}
 	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 && !isJSONType(ct) {
-		fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest)
+		fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest, msgContentType)
 		return
 	}
 	gz := false
 	if ce := ctx.Request.Header.ContentEncoding(); !isIdentity(ce) {
 		if !isGzip(ce) {
-			fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest)
+			fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest, msgContentEncoding)
 			return
 		}
 		gz = true
@@ -72,12 +72,99 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedShutdown)
 		return
 	}
-	if !s.limiter.TryAcquire(st.limits.MaxInFlight) {
+	// A request that waited until its budget is gone is shed before its
+	// body is decoded (decoding is most of what a shed would cost): T is
+	// read from the raw body's top-level tmax, or taken as maxTmaxMs when
+	// that cannot be done cheaply (gzip, an unusual tmax).
+	c.reserve = time.Duration(up.deadline.GateReserveMs)*time.Millisecond + s.gov.schedReserve()
+	dl := up.deadline
+	tMs := int64(dl.MaxTmaxMs)
+	if !gz {
+		if t, ok := peekTmax(ctx.Request.Body()); ok {
+			tMs, _ = engine.DeadlineFor(dl, t, arrival)
+		}
+	}
+	if time.Until(arrival.Add(time.Duration(tMs-int64(dl.ReturnMarginMs))*time.Millisecond-c.reserve)) <
+		time.Duration(dl.MinBidderMs)*time.Millisecond {
+		s.shed(ctx, um, shedBudget)
+		return
+	}
+	if !s.limiter.TryAcquire(s.gov.effective(st.limits.MaxInFlight)) {
+		s.gov.shed.Add(1)
 		s.shed(ctx, um, shedInflight)
 		return
 	}
 	c.slot = true
 	s.bid(ctx, &c, up, arrival, gz)
+}
+
+// peekTmax reads the tmax of a bid request body without decoding it: the
+// value of the last top-level member whose key encoding/json would match
+// to tmax (0 when there is none), as the decoder will read it. ok is false
+// when the body is not an object of well-formed members or a tmax value is
+// not a plain integer: the caller then assumes the longest T. It allocates
+// nothing.
+func peekTmax(body []byte) (tmax int64, ok bool) {
+	i := skipWS(body, 0)
+	if i >= len(body) || body[i] != '{' {
+		return 0, false
+	}
+	for i++; ; {
+		i = skipWS(body, i)
+		if i >= len(body) {
+			return 0, false
+		}
+		switch body[i] {
+		case '}':
+			return tmax, true
+		case ',':
+			i = skipWS(body, i+1)
+		}
+		if i >= len(body) || body[i] != '"' {
+			return 0, false
+		}
+		ks := i
+		if i = skipString(body, i); i < 0 {
+			return 0, false
+		}
+		ke := i
+		if i = skipWS(body, i); i >= len(body) || body[i] != ':' {
+			return 0, false
+		}
+		vs := skipWS(body, i+1)
+		if i = skipValue(body, vs); i < 0 {
+			return 0, false
+		}
+		if isTmaxKey(body[ks:ke]) {
+			v, isInt := parseInt(body[vs:i])
+			if !isInt {
+				return 0, false
+			}
+			tmax = v
+		}
+	}
+}
+
+// parseInt parses a JSON integer of at most 18 digits.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // finish runs when the handler returns: it gives back the in-flight slot and
@@ -92,6 +179,9 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, c *call) {
 	if c.slot {
 		s.limiter.Release()
 	}
+	if s.draining.Load() {
+		ctx.SetConnectionClose()
+	}
 }
 
 // call is one request's pooled state. None of it outlives the handler.
@@ -99,7 +189,8 @@ type call struct {
 	stage   stage
 	st      *state
 	um      *upstreamMeters
-	slot    bool // holds an in-flight slot
+	slot    bool          // holds an in-flight slot
+	reserve time.Duration // kept after the bidder's answer: gateReserveMs and the scheduler's
 	ev      *engine.Eval
 	oreq    *fasthttp.Request
 	oresp   *fasthttp.Response
@@ -137,21 +228,29 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		c.inBuf.B, err = gunzip(c.inBuf.B[:0], body, lim.MaxRequestBytes)
 		switch {
 		case err == errTooLarge:
-			fail(ctx, up.m, fasthttp.StatusRequestEntityTooLarge, outTooLarge)
+			tooLarge(ctx, up.m, lim.MaxRequestBytes)
 			return
 		case err != nil:
-			fail(ctx, up.m, fasthttp.StatusBadRequest, outBadRequest)
+			fail(ctx, up.m, fasthttp.StatusBadRequest, outBadRequest, msgBadGzip)
 			return
 		}
 		body = c.inBuf.B
 	}
 	if len(body) > lim.MaxRequestBytes {
-		fail(ctx, up.m, fasthttp.StatusRequestEntityTooLarge, outTooLarge)
+		tooLarge(ctx, up.m, lim.MaxRequestBytes)
 		return
 	}
 	c.ev = engine.AcquireEval()
-	if err := c.ev.DecodeRequest(body); err != nil || c.ev.In.Request.ID == "" || len(c.ev.In.Request.Imp) == 0 {
-		fail(ctx, up.m, fasthttp.StatusBadRequest, outBadRequest)
+	if err := c.ev.DecodeRequest(body); err != nil {
+		badRequest(ctx, up.m, err.Error())
+		return
+	}
+	switch {
+	case c.ev.In.Request.ID == "":
+		badRequest(ctx, up.m, "no id")
+		return
+	case len(c.ev.In.Request.Imp) == 0:
+		badRequest(ctx, up.m, "no imp")
 		return
 	}
 
@@ -159,13 +258,14 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	dl := up.deadline
 	_, deadline := engine.DeadlineFor(dl, c.ev.In.Request.TMax, arrival)
 	now := time.Now()
-	budget := deadline.Sub(now) - time.Duration(dl.GateReserveMs)*time.Millisecond
+	budget := deadline.Sub(now) - c.reserve
 	if budget < time.Duration(dl.MinBidderMs)*time.Millisecond {
 		s.shed(ctx, up.m, shedBudget)
 		return
 	}
 
 	c.stage = stageUpstream
+	injectUpstreamFault(up.name)
 	c.oreq, c.oresp = fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	start := time.Now()
@@ -298,11 +398,58 @@ func removed(ev *engine.Eval, out *engine.Outcome) int {
 	return len(ev.In.Bids) - out.Kept
 }
 
-// fail answers with an empty body.
-func fail(ctx *fasthttp.RequestCtx, um *upstreamMeters, status int, o outcome) {
+// The texts of 4xx answers (DESIGN.md "HTTP behaviour of serve"): one line
+// chosen by bidguard, never the request's bytes.
+const (
+	msgMethod          = "method not allowed: use POST"
+	msgNoRoute         = "no upstream routes this path"
+	msgContentType     = "unsupported Content-Type: use application/json"
+	msgContentEncoding = "unsupported Content-Encoding: use gzip or identity"
+	msgBadGzip         = "malformed bid request: corrupt gzip body"
+	msgMalformed       = "malformed bid request: "
+	msgHeaders         = "request headers too large"
+	msgTimeout         = "request not received in time"
+	msgBadHTTP         = "malformed HTTP request"
+	// maxReasonLen cuts a decode error in a 400 answer.
+	maxReasonLen = 200
+)
+
+var textPlain = []byte("text/plain; charset=utf-8")
+
+// fail answers status with the one-line text msg.
+func fail(ctx *fasthttp.RequestCtx, um *upstreamMeters, status int, o outcome, msg string) {
 	ctx.SetStatusCode(status)
+	ctx.Response.Header.SetContentTypeBytes(textPlain)
 	ctx.Response.ResetBody()
+	ctx.Response.AppendBodyString(msg)
+	ctx.Response.AppendBodyString("\n")
 	um.requests[o].Inc()
+}
+
+// badRequest is a 400 for a bid request that did not decode: the reason
+// with control characters and non-ASCII replaced and cut to maxReasonLen.
+func badRequest(ctx *fasthttp.RequestCtx, um *upstreamMeters, reason string) {
+	var b [len(msgMalformed) + maxReasonLen + 3]byte
+	out := append(b[:0], msgMalformed...)
+	for i := 0; i < len(reason); i++ {
+		if i == maxReasonLen {
+			out = append(out, "..."...)
+			break
+		}
+		c := reason[i]
+		if c < 0x20 || c > 0x7e {
+			c = ' '
+		}
+		out = append(out, c)
+	}
+	fail(ctx, um, fasthttp.StatusBadRequest, outBadRequest, string(out))
+}
+
+// tooLarge is the 413 for a body over limit bytes.
+func tooLarge(ctx *fasthttp.RequestCtx, um *upstreamMeters, limit int) {
+	var b [48]byte
+	out := strconv.AppendInt(append(b[:0], "body over "...), int64(limit), 10)
+	fail(ctx, um, fasthttp.StatusRequestEntityTooLarge, outTooLarge, string(append(out, " bytes"...)))
 }
 
 // answer204 is a no-bid answer before or without judging.
@@ -339,21 +486,19 @@ func (s *Server) recovered(ctx *fasthttp.RequestCtx, c *call, r any) {
 	s.logLimited("panic recovered in the bid path", "where", stageNames[c.stage], "panic", r, "stack", string(debug.Stack()))
 }
 
-// handleError answers requests fasthttp could not read: 413 over the body
-// cap, 431 for oversized headers, 408 on a read timeout, else 400; all with
-// empty bodies.
+// handleError answers requests fasthttp could not read, each with its line
+// of text: 400 for a framing error (framer: smuggling probes and the like)
+// or an unparsable request, 413 over the body cap, 431 for oversized
+// headers, 408 on a read timeout. fasthttp closes the connection after it.
 func (s *Server) handleError(ctx *fasthttp.RequestCtx, err error) {
-	status, o := fasthttp.StatusBadRequest, outBadRequest
-	var small *fasthttp.ErrSmallBuffer
-	switch {
-	case err == fasthttp.ErrBodyTooLarge:
-		status, o = fasthttp.StatusRequestEntityTooLarge, outTooLarge
-	case errors.As(err, &small):
-		status = fasthttp.StatusRequestHeaderFieldsTooLarge
-	case isTimeout(err):
-		status = fasthttp.StatusRequestTimeout
+	// The write deadline of the connection's previous answer may have
+	// passed while this request stalled: without a new one the 408 would
+	// never leave.
+	if nc := ctx.Conn(); nc != nil {
+		_ = nc.SetWriteDeadline(time.Now().Add(s.srv.WriteTimeout))
 	}
 	um := s.meters.none
+	maxBody := s.srv.MaxRequestBodySize
 	if snap := s.holder.Load(); snap != nil {
 		st := s.stateFor(snap)
 		ctx.Response.Header.SetBytesV(hdrConfig, st.version)
@@ -361,5 +506,18 @@ func (s *Server) handleError(ctx *fasthttp.RequestCtx, err error) {
 			um = up.m
 		}
 	}
-	fail(ctx, um, status, o)
+	var small *fasthttp.ErrSmallBuffer
+	fe := connFramingError(ctx.Conn())
+	switch {
+	case fe != nil || errors.As(err, &fe):
+		fail(ctx, um, fasthttp.StatusBadRequest, outBadRequest, fe.Error())
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		tooLarge(ctx, um, maxBody)
+	case errors.As(err, &small):
+		fail(ctx, um, fasthttp.StatusRequestHeaderFieldsTooLarge, outBadRequest, msgHeaders)
+	case isTimeout(err):
+		fail(ctx, um, fasthttp.StatusRequestTimeout, outBadRequest, msgTimeout)
+	default:
+		fail(ctx, um, fasthttp.StatusBadRequest, outBadRequest, msgBadHTTP)
+	}
 }

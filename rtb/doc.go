@@ -15,11 +15,43 @@
 //
 // # HTTP decisions where DESIGN.md is silent
 //
-// Order of the checks on the exchange's request: method (405 with
+// Order of the checks on the exchange's request: framing (400 and close,
+// before fasthttp reads the request, see below), method (405 with
 // Allow: POST, whatever the path), route (404), Content-Type (415),
-// Content-Encoding (415), shutdown and in-flight sheds (204), body size and
-// decompression (413, 400), decoding (400), then the budget (204).
+// Content-Encoding (415), the shutdown shed, the budget shed before
+// decoding (T from the raw body's top-level tmax, or maxTmaxMs when it
+// cannot be read cheaply: gzip, a tmax that is not a plain integer; such a
+// request is answered 204 even if its body would not decode, since decoding
+// is most of what answering it would cost), the in-flight shed (204), body
+// size and decompression (413, 400), decoding (400), then the budget (204).
 //
+//   - Framing (framing.go): the exchange listener checks every byte against
+//     a strict RFC 9112 grammar before fasthttp parses it: lines end in
+//     CRLF (a bare LF or CR is an error), no obs-fold or whitespace at the
+//     start of a field line, field names are tokens directly followed by
+//     ':', at most one Content-Length (1-18 digits) or one
+//     Transfer-Encoding whose value is "chunked", never both, chunk sizes of
+//     1-8 hex digits. fasthttp alone accepts both Content-Length and chunked
+//     (chunked wins), bare LFs and obs-fold: the bytes after the first
+//     request would reach the bidder as a smuggled second one. The check is
+//     on the raw stream rather than in the handler because fasthttp's
+//     RawHeaders stops at a blank line ended by a bare LF while its field
+//     scanner reads on to the next CRLFCRLF: a handler check can miss what
+//     fasthttp honoured. Requests before a violation are served; the one at
+//     fault is answered 400 "bad request framing: <what>" and its
+//     connection closed. A violation before any byte of a request (CR or LF
+//     between requests) closes the connection without an answer.
+//   - Arrival: a request's deadline D runs from the kernel's receive time
+//     (SO_TIMESTAMPNS) of the oldest unread byte of the read holding its
+//     first byte, so time queued in socket buffers, behind pipelined
+//     requests or for a CPU counts. Without a kernel timestamp (the first
+//     packets after start, in-memory listeners) the read's own time is used.
+//   - Overload (overload.go): the in-flight limit in force is
+//     limits.maxInFlight or the governor's lower one, which follows the Go
+//     scheduler's run-queue latency (gauge bidguard_inflight_limit); the
+//     bidder's budget keeps, beside gateReserveMs, twice the p99 run-queue
+//     latency of the last 20 ms (at most 100 ms) for the wait for a core
+//     after the bidder answers.
 //   - Routing is by exact match of the path fasthttp normalised (the query
 //     is ignored); "/" takes every path no other upstream routes.
 //   - A Content-Type header with an empty value counts as absent. Media types
@@ -31,18 +63,37 @@
 //     the Server started with; every request is also checked against its own
 //     snapshot's limit, so a reload can lower the limit at once, while a
 //     raise takes effect at the next start.
-//   - Requests fasthttp cannot read get empty-bodied answers too: 413 over
-//     the body cap, 431 for oversized headers, 408 on a read timeout, else
-//     400. The exchange listener's read and write timeouts are 10s, its idle
-//     keep-alive timeout 90s.
+//   - Requests fasthttp cannot read get answers with a line of text too:
+//     413 over the body cap, 431 for oversized headers (over 4 KiB), 408 on
+//     a read timeout (a new write deadline is set first, so a request that
+//     stalls on a kept-alive connection gets its 408), 400 for a framing
+//     error or an unparsable request; the connection is closed after them.
+//     The exchange listener's read and write timeouts are 10s; idle
+//     keep-alive connections are closed after limits.idleTimeoutMs (default
+//     10 s, read at start) and hold no read or write buffer meanwhile.
+//   - The exchange listener retries temporary accept errors (EMFILE,
+//     ENFILE, ECONNABORTED...) with back-off from 5 ms to 1 s, counted in
+//     bidguard_accept_errors_total and logged at most once a second; the
+//     admin listener retries them too. Connections over limits.maxConns
+//     (0: DefaultMaxConns of RLIMIT_NOFILE, half of what is left after 64;
+//     read per connection, so a reload applies at once) are closed at once
+//     and counted in bidguard_connections_refused_total; the gauge
+//     bidguard_connections_open counts the open ones.
 //   - X-Bidguard-Config is on every answer of both listeners once a config is
 //     loaded (the exchange listener answers 503 before that; serve never
 //     listens before). X-Bidguard-Rejected is on every 200 and 204 answer to
 //     a routed POST: the number of bids removed from the bidder's answer (all
 //     of them for a response-level rejection, the document's bid count over
 //     limits.maxBids), 0 when nothing was judged (sheds, bidder failures,
-//     bidder no-bids) and under action: shadow. 4xx answers carry neither
-//     X-Bidguard-Rejected nor a body.
+//     bidder no-bids) and under action: shadow. 4xx answers carry no
+//     X-Bidguard-Rejected and a body of one line of text/plain chosen by
+//     bidguard: "method not allowed: use POST", "no upstream routes this
+//     path", "unsupported Content-Type: use application/json",
+//     "unsupported Content-Encoding: use gzip or identity", "body over N
+//     bytes", "malformed bid request: <reason>" (the decode error with
+//     anything but printable ASCII replaced by spaces, cut at 200
+//     characters), "bad request framing: <what>", "request headers too
+//     large", "request not received in time", "malformed HTTP request".
 //   - The only header taken from the bidder is Content-Type, and only when
 //     it is application/json with at most a utf-8 charset; otherwise the
 //     answer says application/json. No other bidder or exchange text reaches
@@ -101,9 +152,12 @@
 //     measured time is not observed); upstream_duration_seconds every call
 //     made, failed ones included.
 //
-// Shutdown turns /healthz and /readyz to 503 and answers requests that still
-// arrive on open connections with an immediate 204 (shed reason
-// "shutdown"); requests in flight finish. A panic is answered 204 and
+// Shutdown turns /healthz and /readyz to 503, stops accepting, and answers
+// requests that still arrive on open connections with an immediate 204
+// (shed reason "shutdown") and Connection: close; requests in flight finish
+// and their answers close their connections too. Idle connections stay open
+// for Options.Drain (1 s) so that a request already sent on one is answered
+// rather than refused; then they are closed. A panic is answered 204 and
 // counted by where it happened (gate, upstream, handler); the request's
 // pooled state is left to the garbage collector and the report is logged at
 // most once a second.

@@ -62,13 +62,22 @@ type sidecar struct {
 
 func startSidecar(t *testing.T, snap *engine.Snapshot) *sidecar {
 	t.Helper()
+	return startSidecarWith(t, snap, nil)
+}
+
+// startSidecarWith lets tune change the Server before it serves.
+func startSidecarWith(t *testing.T, snap *engine.Snapshot, tune func(*Server)) *sidecar {
+	t.Helper()
 	sc := &sidecar{t: t, holder: &engine.Holder{}}
 	if snap != nil {
 		sc.holder.Store(snap)
 	}
-	srv, err := New(sc.holder, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := New(sc.holder, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Drain: 20 * time.Millisecond})
 	require.NoError(t, err)
 	sc.srv = srv
+	if tune != nil {
+		tune(srv)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	aln, err := net.Listen("tcp", "127.0.0.1:0")

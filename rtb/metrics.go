@@ -93,6 +93,10 @@ type meters struct {
 	panics [numStages]*metrics.Counter
 	none   *upstreamMeters
 
+	// The exchange listener: accept errors retried, connections closed
+	// over limits.maxConns (the open count is a gauge, see connections).
+	acceptErrors, connsRefused *metrics.Counter
+
 	mu       sync.RWMutex
 	rejected map[rejectedKey]*metrics.Counter
 	skipped  map[skippedKey]*metrics.Counter
@@ -131,7 +135,20 @@ func newMeters() *meters {
 		m.panics[i] = m.set.GetOrCreateCounter(series("bidguard_panics_total", "where", stageNames[i]))
 	}
 	m.none = m.upstream(upstreamNone)
+	m.acceptErrors = m.set.GetOrCreateCounter("bidguard_accept_errors_total")
+	m.connsRefused = m.set.GetOrCreateCounter("bidguard_connections_refused_total")
 	return m
+}
+
+// inflightLimit registers bidguard_inflight_limit: the in-flight limit in
+// force, limits.maxInFlight or the governor's lower one.
+func (m *meters) inflightLimit(limit func() float64) {
+	m.set.GetOrCreateGauge("bidguard_inflight_limit", limit)
+}
+
+// connections registers bidguard_connections_open, read from open.
+func (m *meters) connections(open func() float64) {
+	m.set.GetOrCreateGauge("bidguard_connections_open", open)
 }
 
 // series builds `name{k1="v1",k2="v2"}` with escaped values.

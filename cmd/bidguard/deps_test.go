@@ -17,8 +17,8 @@ const module = "github.com/bidguard/bidguard"
 // allowed is DESIGN.md's dependency direction: cmd → rtb → engine → pool,
 // gates → engine, cmd → gates; engine, rtb and gates may import the leaf
 // jsonraw, and read the embedded default policy from the leaf configs.
-// loadtest imports no bidguard package; audit is a leaf only cmd imports
-// (rtb reaches it through rtb.Options.Audit).
+// loadtest and faults import no bidguard package; audit is a leaf only cmd
+// imports (rtb reaches it through rtb.Options.Audit).
 var allowed = map[string][]string{
 	"audit":    {},
 	"engine":   {"pool", "jsonraw", "configs"},
@@ -28,6 +28,7 @@ var allowed = map[string][]string{
 	"rtb":      {"engine", "pool", "jsonraw", "configs"},
 	"configs":  {},
 	"loadtest": {},
+	"faults":   {},
 	"bench":    {"engine", "gates", "pool", "rtb", "configs", "jsonraw"},
 }
 

@@ -166,3 +166,49 @@ func TestServeSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestServeAdminFlag: --admin replaces adminListen, so two sidecars with one
+// config run side by side; a reload keeps the flag (no restart_required).
+func TestServeAdminFlag(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	cfg := reloadServeConfig("20", "10")
+	cfg = strings.Replace(cfg, "adminListen: 127.0.0.1:0", "adminListen: "+busy.Addr().String(), 1)
+	path := reloadConfigDir(t, cfg)
+	require.Contains(t, f1(t, path), "address already in use", "without --admin the config's port is taken")
+
+	var admins []string
+	for range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		var out, errOut syncBuffer
+		done := make(chan int, 1)
+		go func() {
+			done <- serve(ctx, serveFlags{config: path, admin: "127.0.0.1:0", upstream: fakeBidder(t)}, nil, &out, &errOut)
+		}()
+		t.Cleanup(func() {
+			cancel()
+			require.Equal(t, 0, <-done, errOut.String())
+		})
+		var m []string
+		require.Eventually(t, func() bool { m = servingLine.FindStringSubmatch(out.String()); return m != nil },
+			10*time.Second, 10*time.Millisecond, errOut.String())
+		require.NotEqual(t, busy.Addr().String(), m[2])
+		admins = append(admins, m[2])
+		code, _, _ := bid(t, m[1])
+		require.Equal(t, 200, code)
+	}
+	require.NotEqual(t, admins[0], admins[1])
+	writeAtomic(t, path, strings.Replace(cfg, "maxPrice: 10", "maxPrice: 1", 1))
+	for _, a := range admins {
+		waitMetrics(t, served{admin: a, stderr: &syncBuffer{}}, [4]float64{1, 0, 0, 1})
+	}
+}
+
+// f1 runs serve with --config path and returns its stderr; it must fail.
+func f1(t *testing.T, path string) string {
+	t.Helper()
+	code, _, errOut := runCmd("serve", "--config", path, "--upstream", "http://127.0.0.1:1/")
+	require.Equal(t, 1, code)
+	return errOut
+}
