@@ -31,6 +31,7 @@ import (
 	"unsafe"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/jsonraw"
 )
 
 // stringMatcher judges one decoded string value. It returns the reason of its
@@ -465,7 +466,7 @@ func (w *walker) unescape(body []byte) []byte {
 			break
 		}
 		out = append(out, body[:b]...)
-		r, next := jsonRune(body, b) // one escape, resolved as encoding/json does
+		r, next := jsonraw.Rune(body, b) // one escape, resolved as encoding/json does
 		out = utf8.AppendRune(out, r)
 		body = body[next:]
 	}
