@@ -147,7 +147,7 @@ func (e *Eval) reset() {
 	e.states = e.states[:0]
 	clear(e.order)
 	e.order = e.order[:0]
-	e.scope = Scope{}
+	e.scope.reset()
 	e.all, e.snap, e.stop, e.respDie, e.respLst = false, nil, "", false, false
 }
 
@@ -205,6 +205,7 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
 	in := &e.In
 	in.Rates = snap.Rates
+	e.scope.newRequest()
 	if in.Response == nil {
 		in.Response = &e.resp
 	}
@@ -425,8 +426,9 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 
 func (e *Eval) runScan(p *Policy, g *GateEntry, r *GateResult) {
 	sc := &e.scope
-	*sc = Scope{e: e, p: p, g: g, r: r, failFast: e.failFast(p), responseLevel: p == e.snap.Default}
+	sc.start(e, p, g, r)
 	g.scan.Scan(&e.In, sc)
+	sc.record()
 	if sc.timedOut {
 		e.timeout(g, r)
 		return
