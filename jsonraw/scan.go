@@ -94,6 +94,7 @@ type Members struct {
 	i          int
 	start, end int
 	started    bool
+	closed     bool
 }
 
 // Object starts iterating the object v (leading whitespace allowed); ok is
@@ -114,6 +115,7 @@ func (m *Members) Next() (key, val []byte, ok bool) {
 	i := SkipSpace(b, m.i)
 	m.i = len(b)
 	if i < len(b) && b[i] == '}' {
+		m.closed = true
 		return nil, nil, false
 	}
 	if m.started {
@@ -144,6 +146,10 @@ func (m *Members) Next() (key, val []byte, ok bool) {
 	m.i, m.start, m.end = ve, ks, ve
 	return key, b[i:ve], true
 }
+
+// Complete reports whether Next reached the object's closing brace, rather
+// than stopping at malformed input.
+func (m *Members) Complete() bool { return m.closed }
 
 // Span returns where the member last returned by Next lies in the object
 // given to Object: from its key's opening quote to just past its value, so
