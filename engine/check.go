@@ -63,7 +63,7 @@ func Check(snap *Snapshot, request, response []byte, opt CheckOptions) (*Report,
 		return nil, nil, &InputError{Which: "response", Err: err}
 	}
 	arrival := time.Unix(1_700_000_000, 0)
-	_, d := DeadlineFor(snap.Config.Deadline, e.req.TMax, arrival)
+	_, d := DeadlineFor(snap.Config.Deadline, e.In.Request.TMax, arrival)
 	e.SetDeadline(arrival, d)
 	e.In.FreezeClock(arrival.Add(time.Duration(opt.ElapsedMs) * time.Millisecond))
 	if opt.LatencyMs >= 0 {
