@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"time"
@@ -79,7 +80,7 @@ func Check(snap *Snapshot, request, response []byte, opt CheckOptions) (*Report,
 		Response: json.RawMessage("null"),
 	}
 	if body := e.Body(); body != nil {
-		r.Response = body
+		r.Response = bytes.Clone(body) // the Report outlives the Eval's buffer
 	}
 	return r, e, nil
 }

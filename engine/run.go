@@ -112,6 +112,7 @@ type Eval struct {
 	Out Outcome
 
 	msgs    messages
+	enc     encodeState
 	states  []bidState
 	order   []*Policy
 	scope   Scope
@@ -137,6 +138,7 @@ func (e *Eval) reset() {
 	e.In.reset()
 	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
 	e.msgs.reset()
+	e.enc.reset()
 	clear(e.states)
 	e.states = e.states[:0]
 	clear(e.order)
