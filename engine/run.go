@@ -170,6 +170,7 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
 	in := &e.In
 	in.Rates = snap.Rates
+	in.clock = time.Time{} // Now reads the real clock until the first gate
 	if in.Response == nil {
 		in.Response = &e.msgs.out
 	}
@@ -200,6 +201,7 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 		}
 	}
 	e.finish()
+	in.clock = time.Time{}
 	return &e.Out
 }
 
@@ -254,6 +256,9 @@ func (e *Eval) failFast(p *Policy) bool { return p.FailFast && !e.all }
 func (e *Eval) runPolicy(p *Policy) {
 	in := &e.In
 	def := e.snap.Default
+	// One clock read per gate run: the end of one gate is the start of the
+	// next, its latency's origin and the instant of its deadline check.
+	start := in.readClock()
 	for _, g := range p.Gates {
 		r := e.result(p, g)
 		if e.stop != "" {
@@ -268,10 +273,8 @@ func (e *Eval) runPolicy(p *Policy) {
 			skipped(r, ReasonOff)
 			continue
 		}
-		start := time.Now()
 		if g.Kind != Guard && !in.Now().Before(in.Deadline) {
 			e.timeout(g, r)
-			r.LatencyNs = int64(time.Since(start))
 			continue
 		}
 		switch g.Kind {
@@ -284,7 +287,9 @@ func (e *Eval) runPolicy(p *Policy) {
 		case Scan:
 			e.runScan(p, g, r)
 		}
-		r.LatencyNs = int64(time.Since(start))
+		end := in.readClock()
+		r.LatencyNs = int64(end.Sub(start))
+		start = end
 	}
 }
 
@@ -348,7 +353,7 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 			continue
 		}
 		visited++
-		if visited%clockEvery == 0 && !in.Now().Before(in.Deadline) {
+		if visited%clockEvery == 0 && !in.at(in.readClock()).Before(in.Deadline) {
 			e.timeout(g, r)
 			return
 		}
