@@ -15,6 +15,7 @@ import (
 // concurrent use.
 type arena struct {
 	slabs []slab
+	dirty []int // the slabs handed out from since the last reset
 	text  []byte
 }
 
@@ -31,10 +32,11 @@ const (
 // the front. Typed (allocated by reflect as []T) so that the garbage
 // collector sees the pointers inside.
 type slab struct {
-	hold reflect.Value // settable []T, len == cap == n
-	base unsafe.Pointer
-	n    int
-	used int
+	hold   reflect.Value // settable []T, len == cap == n
+	base   unsafe.Pointer
+	n      int
+	used   int
+	listed bool // in arena.dirty
 }
 
 func (a *arena) slab(p *plan) *slab {
@@ -49,6 +51,10 @@ func (a *arena) alloc(p *plan, n int) unsafe.Pointer {
 	s := a.slab(p)
 	if s.used+n > s.n {
 		s.newChunk(p, max(2*s.n, s.used+n, minSlabElems))
+	}
+	if !s.listed {
+		s.listed = true
+		a.dirty = append(a.dirty, p.slab)
 	}
 	ptr := unsafe.Add(s.base, uintptr(s.used)*p.size)
 	s.used += n
@@ -79,7 +85,7 @@ func (a *arena) grow(p *plan, data unsafe.Pointer, oldCap, newCap int) unsafe.Po
 func (s *slab) newChunk(p *plan, n int) {
 	hold := reflect.New(reflect.SliceOf(p.typ)).Elem()
 	hold.Set(reflect.MakeSlice(hold.Type(), n, n))
-	s.hold, s.base, s.n, s.used = hold, hold.UnsafePointer(), n, 0
+	s.hold, s.base, s.n, s.used = hold, hold.UnsafePointer(), n, 0 // listed stays
 }
 
 // reserve returns an empty buffer with room for n bytes of text; commit
@@ -100,11 +106,8 @@ func (a *arena) commit(k int) []byte {
 // reset zeroes what the last message used so that the next one starts from
 // zeroed memory, and drops chunks too large to keep.
 func (a *arena) reset() {
-	for i := range a.slabs {
+	for _, i := range a.dirty {
 		s := &a.slabs[i]
-		if s.used == 0 {
-			continue
-		}
 		if uintptr(s.n)*slabPlans[i].size > maxKeptSlabBytes {
 			*s = slab{}
 			continue
@@ -112,8 +115,9 @@ func (a *arena) reset() {
 		s.hold.SetLen(s.used)
 		s.hold.Clear()
 		s.hold.SetLen(s.n)
-		s.used = 0
+		s.used, s.listed = 0, false
 	}
+	a.dirty = a.dirty[:0]
 	if cap(a.text) > maxKeptText {
 		a.text = nil
 	}
