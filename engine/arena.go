@@ -46,8 +46,12 @@ func (a *arena) slab(p *plan) *slab {
 	return &a.slabs[p.slab]
 }
 
-// alloc returns n zeroed contiguous values of p's type.
+// alloc returns n zeroed contiguous values of p's type (for n == 0, a
+// pointer that must not be dereferenced, as an empty slice's).
 func (a *arena) alloc(p *plan, n int) unsafe.Pointer {
+	if n == 0 {
+		return unsafe.Pointer(&zeroLength)
+	}
 	s := a.slab(p)
 	if s.used+n > s.n {
 		s.newChunk(p, max(2*s.n, s.used+n, minSlabElems))

@@ -160,3 +160,18 @@ func TestDecodeRepeatedKeys(t *testing.T) {
 	require.Empty(t, r.Cur, "an empty array is an empty, non-nil slice")
 	require.Nil(t, r.WSeat, "null sets a slice to nil")
 }
+
+// TestDecodeEmptyBidsFreshEval: a seatbid without bids decodes in an Eval
+// whose arena has never been used, and the Eval resets cleanly.
+func TestDecodeEmptyBidsFreshEval(t *testing.T) {
+	e := new(Eval)
+	require.NoError(t, e.DecodeResponse([]byte(`{"id":"1","seatbid":[{"bid":[]},{"bid":null}]}`), 1000))
+	require.Len(t, e.In.Response.SeatBid, 2)
+	for _, sb := range e.In.Response.SeatBid {
+		require.NotNil(t, sb.Bid)
+		require.Empty(t, sb.Bid)
+	}
+	e.reset()
+	require.NoError(t, e.DecodeResponse([]byte(`{"id":"1","seatbid":[]}`), 1000))
+	e.reset()
+}
