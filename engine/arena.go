@@ -71,7 +71,9 @@ func (a *arena) alloc(p *plan, n int) unsafe.Pointer {
 // the values copied.
 func (a *arena) grow(p *plan, data unsafe.Pointer, oldCap, newCap int) unsafe.Pointer {
 	s := a.slab(p)
-	if data != nil && s.n > 0 && unsafe.Add(data, uintptr(oldCap)*p.size) == unsafe.Add(s.base, uintptr(s.used)*p.size) &&
+	// Compared as addresses: the end of a region may be the end of the chunk,
+	// where no pointer may point.
+	if data != nil && s.n > 0 && uintptr(data)+uintptr(oldCap)*p.size == uintptr(s.base)+uintptr(s.used)*p.size &&
 		s.used+newCap-oldCap <= s.n {
 		s.used += newCap - oldCap
 		return data
