@@ -22,8 +22,9 @@
 //     a slice, not a pointer into the messages, not Body's bytes. Whatever
 //     must outlive the request (audit records, rejection log lines, anything
 //     queued for another goroutine) copies what it keeps (strings.Clone,
-//     bytes.Clone) before the Eval is released. Check returns a Report that
-//     holds its own copies.
+//     bytes.Clone) before the Eval is released. Check's Report holds a
+//     copy of the answer body, but its reasons and details may alias the
+//     Eval: use the Report before releasing the Eval Check returned.
 //
 // Decoding follows encoding/json exactly (same documents accepted, same
 // values; FuzzDecodeRequestDifferential, FuzzDecodeResponseDifferential)
