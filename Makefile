@@ -20,13 +20,13 @@ lint:
 
 # Every native fuzz target, each for FUZZTIME.
 fuzz:
-	@for pkg in ./engine/ ./gates/ ./rtb/; do \
+	@for pkg in ./jsonraw/ ./engine/ ./gates/ ./rtb/; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/ ./rtb/
+	$(GO) test -run '^$$' -bench . -benchmem ./jsonraw/ ./engine/ ./gates/ ./rtb/
 
 ci: lint build test test-noalloc
