@@ -163,6 +163,7 @@ func (in *Input) reset() {
 	clear(in.impIndex)
 	clear(in.bidIndex)
 	im, bi := in.impIndex, in.bidIndex
+	clear(in.Bids) // a pooled Eval keeps no pointer into released documents
 	bids := in.Bids[:0]
 	*in = Input{Bids: bids, impIndex: im, bidIndex: bi}
 }
