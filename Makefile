@@ -21,7 +21,7 @@ lint:
 
 # Every native fuzz target, each for FUZZTIME.
 fuzz:
-	@for pkg in ./audit/ ./engine/ ./gates/ ./rtb/; do \
+	@for pkg in ./audit/ ./jsonraw/ ./engine/ ./gates/ ./rtb/; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
@@ -35,7 +35,7 @@ faults:
 	BIDGUARD_FAULTS=1 $(GO) test -count=1 -timeout 20m ./faults/
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/ ./rtb/
+	$(GO) test -run '^$$' -bench . -benchmem ./jsonraw/ ./engine/ ./gates/ ./rtb/
 
 # The side-by-side comparison on loopback (bench/README.md): direct, bare
 # fasthttp proxy, nginx, httputil.ReverseProxy and bidguard, interleaved

@@ -92,7 +92,7 @@ func (s *Scope) Tick() bool {
 		return false
 	}
 	s.ticks++
-	if s.ticks%clockEvery == 0 && !s.e.In.Now().Before(s.e.In.Deadline) {
+	if in := &s.e.In; s.ticks%clockEvery == 0 && !in.at(in.readClock()).Before(in.Deadline) {
 		s.timedOut, s.stopped = true, true
 	}
 	return !s.stopped

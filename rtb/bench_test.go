@@ -8,13 +8,15 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
+	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 )
 
 // benchPath wires exchange → bidguard → fake bidder over in-memory
 // listeners and returns a function posting one bid request (checking that
-// the answer has the wanted status).
-func benchPath(b *testing.B, response []byte) (post func(req *fasthttp.Request, resp *fasthttp.Response), stop func()) {
+// the answer has the wanted status). snap routes /bid to the bidder (nil:
+// baseConfig).
+func benchPath(b testing.TB, snap *engine.Snapshot, response []byte) (post func(req *fasthttp.Request, resp *fasthttp.Response), stop func()) {
 	bidderLn := fasthttputil.NewInmemoryListener()
 	bidder := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		ctx.SetContentType("application/json")
@@ -22,8 +24,11 @@ func benchPath(b *testing.B, response []byte) (post func(req *fasthttp.Request, 
 	}}
 	go func() { _ = bidder.Serve(bidderLn) }()
 
+	if snap == nil {
+		snap = compile(b, fmt.Sprintf(baseConfig, benchBidderURL), nil)
+	}
 	h := &engine.Holder{}
-	h.Store(compile(b, fmt.Sprintf(baseConfig, "http://bidder.invalid/bid"), nil))
+	h.Store(snap)
 	srv, err := New(h, Options{Version: "bench", Dial: func(string) (net.Conn, error) { return bidderLn.Dial() }})
 	if err != nil {
 		b.Fatal(err)
@@ -46,7 +51,18 @@ func benchPath(b *testing.B, response []byte) (post func(req *fasthttp.Request, 
 	return post, stop
 }
 
-func benchRequest(b *testing.B) *fasthttp.Request {
+// benchBidderURL is the upstream of the in-memory path (dialed in memory).
+const benchBidderURL = "http://bidder.invalid/bid"
+
+// defaultPolicy is the embedded config, its default policy judging what
+// /bid routes to the in-memory bidder (as serve --upstream does).
+func defaultPolicy(tb testing.TB) *engine.Snapshot {
+	snap := compile(tb, string(configs.Default), nil)
+	snap.Config.Upstreams = []engine.Upstream{{Name: "dsp", URL: benchBidderURL, Path: "/bid"}}
+	return snap
+}
+
+func benchRequest(b testing.TB) *fasthttp.Request {
 	req := fasthttp.AcquireRequest()
 	req.SetRequestURI("http://sidecar.invalid/bid")
 	req.Header.SetMethod(fasthttp.MethodPost)
@@ -60,7 +76,7 @@ func benchRequest(b *testing.B) *fasthttp.Request {
 // gates, the rewritten answer. Allocations count every side (client,
 // sidecar, bidder) since they share the process.
 func BenchmarkEndToEnd(b *testing.B) {
-	post, stop := benchPath(b, readFile(b, "typical-response.json"))
+	post, stop := benchPath(b, nil, readFile(b, "typical-response.json"))
 	defer stop()
 	req, resp := benchRequest(b), fasthttp.AcquireResponse()
 	b.ReportAllocs()
@@ -71,7 +87,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 
 // BenchmarkEndToEndParallel is the same path under concurrent requests.
 func BenchmarkEndToEndParallel(b *testing.B) {
-	post, stop := benchPath(b, readFile(b, "typical-response.json"))
+	post, stop := benchPath(b, nil, readFile(b, "typical-response.json"))
 	defer stop()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -80,4 +96,16 @@ func BenchmarkEndToEndParallel(b *testing.B) {
 			post(req, resp)
 		}
 	})
+}
+
+// BenchmarkEndToEndDefaultPolicy is the whole bid path under the embedded
+// default policy (every built-in gate of the default config).
+func BenchmarkEndToEndDefaultPolicy(b *testing.B) {
+	post, stop := benchPath(b, defaultPolicy(b), readFile(b, "typical-response.json"))
+	defer stop()
+	req, resp := benchRequest(b), fasthttp.AcquireResponse()
+	b.ReportAllocs()
+	for b.Loop() {
+		post(req, resp)
+	}
 }

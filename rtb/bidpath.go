@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/jsonraw"
 	"github.com/bidguard/bidguard/pool"
 )
 
@@ -105,42 +106,20 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 // not a plain integer: the caller then assumes the longest T. It allocates
 // nothing.
 func peekTmax(body []byte) (tmax int64, ok bool) {
-	i := skipWS(body, 0)
-	if i >= len(body) || body[i] != '{' {
+	m, isObj := jsonraw.Object(body)
+	if !isObj {
 		return 0, false
 	}
-	for i++; ; {
-		i = skipWS(body, i)
-		if i >= len(body) {
-			return 0, false
+	for {
+		k, v, more := m.Next()
+		if !more {
+			return tmax, m.Complete()
 		}
-		switch body[i] {
-		case '}':
-			return tmax, true
-		case ',':
-			i = skipWS(body, i+1)
-		}
-		if i >= len(body) || body[i] != '"' {
-			return 0, false
-		}
-		ks := i
-		if i = skipString(body, i); i < 0 {
-			return 0, false
-		}
-		ke := i
-		if i = skipWS(body, i); i >= len(body) || body[i] != ':' {
-			return 0, false
-		}
-		vs := skipWS(body, i+1)
-		if i = skipValue(body, vs); i < 0 {
-			return 0, false
-		}
-		if isTmaxKey(body[ks:ke]) {
-			v, isInt := parseInt(body[vs:i])
-			if !isInt {
+		if jsonraw.KeyIs(k, "tmax") {
+			// Only a plain integer: the decoder rejects 7e1 and 70.0 for tmax.
+			if tmax, ok = parseInt(v); !ok {
 				return 0, false
 			}
-			tmax = v
 		}
 	}
 }

@@ -149,7 +149,9 @@
 //     that removed it (a response-level rejection: each bid with that gate;
 //     over maxBids: seat="other", gate="limits.maxBids").
 //   - gate_duration_seconds observes every gate that ran (a skip without
-//     measured time is not observed); upstream_duration_seconds every call
+//     measured time is not observed) in one judged response out of 16 (the
+//     first, then every 16th: see gateSampleEvery), so its _count counts
+//     sampled responses; upstream_duration_seconds observes every call
 //     made, failed ones included.
 //
 // Shutdown turns /healthz and /readyz to 503, stops accepting, and answers
