@@ -38,6 +38,8 @@ type Config struct {
 	Admin Admin `yaml:"admin"`
 	// Quarantine configures the anomaly detector.
 	Quarantine Quarantine `yaml:"quarantine"`
+	// Log configures what serve logs beside startup and errors.
+	Log Log `yaml:"log"`
 	// Policy is the default policy.
 	Policy PolicyConfig `yaml:"policy"`
 	// Seats are seat policies keyed by seatbid.seat or "upstream/seat".
@@ -56,6 +58,12 @@ type Upstream struct {
 	Deadline DeadlineOverride `yaml:"deadline"`
 	// AcceptEncoding may be "gzip" to ask the bidder for compressed answers.
 	AcceptEncoding string `yaml:"acceptEncoding"`
+	// IdleTimeoutMs closes pooled connections idle longer (default 4000;
+	// keep it below the bidder's own idle timeout; 0: no keep-alive).
+	IdleTimeoutMs *int `yaml:"idleTimeoutMs"`
+	// OnError is what the exchange gets on a bidder failure: nobid (204,
+	// the default) or status (504 for a timeout, 502 otherwise).
+	OnError string `yaml:"onError"`
 }
 
 // Limits bound bodies, concurrency and bids.
@@ -106,6 +114,22 @@ type Audit struct {
 	FsyncEvery   int    `yaml:"fsyncEvery"`   // records between fsyncs (64)
 	SegmentBytes int64  `yaml:"segmentBytes"` // rotation size (64 MiB)
 	Queue        int    `yaml:"queue"`        // records queued before dropping (65536)
+}
+
+// Log configures serve's log of the bid path.
+type Log struct {
+	// RejectionsPerSecond caps the lines of the rejection log (one per
+	// rejected or warned bid: seat, bid id, gate, reason); suppressed lines
+	// are counted in the next line. Default 10; 0 turns the log off.
+	RejectionsPerSecond *int `yaml:"rejectionsPerSecond"`
+}
+
+// RejectionRate is log.rejectionsPerSecond with its default applied.
+func (l Log) RejectionRate() int {
+	if l.RejectionsPerSecond == nil {
+		return DefaultRejectionsPerSecond
+	}
+	return *l.RejectionsPerSecond
 }
 
 // Admin configures the admin listener's protected endpoints.
@@ -219,6 +243,11 @@ func (c *Config) Defaults() {
 		c.Deadline.ReturnMarginMs = 5
 	}
 	def(&c.ReloadPollMs, 1000)
+	for i := range c.Upstreams {
+		if c.Upstreams[i].OnError == "" {
+			c.Upstreams[i].OnError = OnErrorNoBid
+		}
+	}
 	def(&c.Audit.FsyncEvery, 64)
 	if c.Audit.SegmentBytes == 0 {
 		c.Audit.SegmentBytes = 64 << 20
@@ -373,8 +402,14 @@ func (c *Config) validateStatic(name string) []error {
 			bad("%s.name: %q may not contain '/' or spaces", p, u.Name)
 		}
 		names[u.Name] = true
-		if !strings.HasPrefix(u.URL, "http://") && !strings.HasPrefix(u.URL, "https://") {
-			bad("%s.url: %q is not an http(s) URL", p, u.URL)
+		if _, err := ParseUpstreamURL(u.URL); err != nil {
+			bad("%s.url: %v", p, err)
+		}
+		if u.IdleTimeoutMs != nil && *u.IdleTimeoutMs < 0 {
+			bad("%s.idleTimeoutMs: must be >= 0", p)
+		}
+		if u.OnError != OnErrorNoBid && u.OnError != OnErrorStatus {
+			bad("%s.onError: %q is not nobid or status", p, u.OnError)
 		}
 		if u.Path == "" {
 			c.Upstreams[i].Path = "/"
@@ -401,6 +436,9 @@ func (c *Config) validateStatic(name string) []error {
 	errs = append(errs, validateDeadline(name, "deadline", c.Deadline)...)
 	if c.ReloadPollMs < 0 {
 		bad("reloadPollMs: must be > 0")
+	}
+	if r := c.Log.RejectionsPerSecond; r != nil && *r < 0 {
+		bad("log.rejectionsPerSecond: must be >= 0")
 	}
 	if c.Audit.FsyncEvery < 0 || c.Audit.SegmentBytes < 0 || c.Audit.Queue < 0 {
 		bad("audit: fsyncEvery, segmentBytes and queue must be > 0")
