@@ -37,16 +37,17 @@ type Server struct {
 	holder *engine.Holder
 	log    *slog.Logger
 	ua     []byte
-	dial   func(addr string) (net.Conn, error)
 	meters *meters
 
 	limiter  pool.Limiter
+	cost     judgeCost
+	rejects  rejectLog
 	draining atomic.Bool
 	cur      atomic.Pointer[state]
 	lastLog  atomic.Int64 // unix nanos of the last panic report
 
 	mu        sync.Mutex // guards install, clients, listeners
-	clients   map[clientKey]*fasthttp.HostClient
+	clients   pools
 	listeners []net.Listener
 
 	srv, admin *fasthttp.Server
@@ -73,16 +74,17 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 		holder:  h,
 		log:     opt.Logger,
 		ua:      []byte("bidguard/" + opt.Version),
-		dial:    opt.Dial,
 		meters:  newMeters(),
-		clients: map[clientKey]*fasthttp.HostClient{},
+		clients: pools{dial: opt.Dial, byKey: map[clientKey]*hostPool{}},
 	}
+	s.clients.m = &s.meters.client
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if opt.Version == "" {
 		s.ua = []byte("bidguard")
 	}
+	s.rejects = rejectLog{log: s.log, suppressed: s.meters.logSuppressed}
 	maxBody := 256 << 10
 	if snap := h.Load(); snap != nil {
 		if err := s.Install(snap); err != nil {
@@ -143,33 +145,20 @@ func (s *Server) install(snap *engine.Snapshot) (*state, error) {
 		m:       s.meters.forSnapshot(snap),
 	}
 	var errs []error
+	keep := map[*hostPool]bool{}
 	for _, u := range cfg.Upstreams {
-		key, uri, err := parseUpstream(u, cfg.Limits)
+		up, err := newUpstream(u, cfg, s.ua, &s.clients, s.meters.upstream(u.Name))
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		c := s.clients[key]
-		if c == nil {
-			c = newClient(key, s.dial)
-			s.clients[key] = c
-		}
-		path := u.Path
-		if path == "" {
-			path = "/"
-		}
-		st.routes[path] = &upstream{
-			name:     u.Name,
-			uri:      uri,
-			gzip:     u.AcceptEncoding == "gzip",
-			deadline: u.Deadline.Apply(cfg.Deadline),
-			client:   c,
-			m:        s.meters.upstream(u.Name),
-		}
+		keep[up.pool] = true
+		st.routes[up.path] = up
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	s.clients.retain(keep)
 	s.cur.Store(st)
 	return st, nil
 }
@@ -239,10 +228,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		_ = ln.Close() // Serve has returned or never started; the error is moot
 	}
 	s.mu.Lock()
-	for _, c := range s.clients {
-		c.CloseIdleConnections()
-	}
+	s.clients.closeAll()
 	s.mu.Unlock()
+	s.rejects.flush()
 	return errors.Join(err, err2)
 }
 

@@ -1,0 +1,258 @@
+package rtb
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// keepAliveConfig routes /bid to the bidder with idleTimeoutMs when given.
+func keepAliveConfig(b *keepAliveBidder, idleMs int) string {
+	idle := ""
+	if idleMs >= 0 {
+		idle = fmt.Sprintf(", idleTimeoutMs: %d", idleMs)
+	}
+	return fmt.Sprintf("upstreams:\n  - {name: dsp, url: %q, path: /bid%s}\npolicy:\n  gates: [{gate: impidMatch}, {gate: bidSanity}]\n", b.url("/bid"), idle)
+}
+
+// requireEachSeenOnce: the bidder read every auction's POST exactly once.
+func requireEachSeenOnce(t *testing.T, b *keepAliveBidder, ids []string) {
+	t.Helper()
+	for _, id := range ids {
+		require.Equal(t, 1, b.timesSeen(id), "request %s reached the bidder once", id)
+	}
+}
+
+// TestIdleClosingBidders: bidders that close idle keep-alive connections
+// (Node.js after 5 s) lose no auction after a quiet spell, whoever closes
+// first. Bursts of concurrent auctions fill the pool with several
+// connections; the quiet spell outlasts the bidder's or bidguard's idle
+// timeout; the next burst must get fresh answers, every POST read once.
+func TestIdleClosingBidders(t *testing.T) {
+	f := func(name string, bidderIdle time.Duration, idleMs int, quiet time.Duration, closedBy string) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := newKeepAliveBidder(t, func(b *keepAliveBidder) { b.idleClose = bidderIdle })
+			sc := startSidecar(t, compile(t, keepAliveConfig(b, idleMs), nil))
+			var ids []string
+			for range 3 {
+				ids = append(ids, sc.burst("/bid", 4)...)
+				time.Sleep(quiet)
+			}
+			requireEachSeenOnce(t, b, ids)
+			require.Positive(t, sc.metric(`bidguard_upstream_conns_closed_total{reason="`+closedBy+`"}`), "closed by the %s path", closedBy)
+			require.LessOrEqual(t, sc.metric(`bidguard_upstream_resends_total{upstream="dsp"}`), float64(len(ids)))
+			require.Zero(t, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="upstream_error"}`))
+		})
+	}
+	// The bidder closes first: the probe before reuse finds the connections closed.
+	f("bidder closes after 1s, bidguard after 4s", time.Second, -1, 1200*time.Millisecond, "stale")
+	f("bidder closes after 100ms, bidguard after 300ms", 100*time.Millisecond, 300, 200*time.Millisecond, "stale")
+	// bidguard closes first (the default 4 s against Node.js's 5 s, scaled).
+	f("bidder closes after 500ms, bidguard after 200ms", 500*time.Millisecond, 200, 300*time.Millisecond, "idle")
+}
+
+// TestIdleTimeoutZeroMeansNoKeepAlive: idleTimeoutMs: 0 closes every
+// connection after its answer.
+func TestIdleTimeoutZeroMeansNoKeepAlive(t *testing.T) {
+	b := newKeepAliveBidder(t, nil)
+	sc := startSidecar(t, compile(t, keepAliveConfig(b, 0), nil))
+	for range 3 {
+		sc.auction("/bid")
+	}
+	require.EqualValues(t, 3, b.accepted.Load())
+}
+
+// TestMostRecentConnectionFirst: after a burst, sequential auctions reuse
+// one connection (the most recently used), and every connection left idle
+// is closed after idleTimeoutMs.
+func TestMostRecentConnectionFirst(t *testing.T) {
+	b := newKeepAliveBidder(t, nil)
+	sc := startSidecar(t, compile(t, keepAliveConfig(b, 300), nil))
+	sc.burst("/bid", 4)
+	var ids []string
+	for range 5 {
+		time.Sleep(10 * settleTime)
+		ids = append(ids, sc.auction("/bid"))
+	}
+	for _, id := range ids {
+		require.Same(t, b.connOf(ids[0]), b.connOf(id), "sequential auctions use the most recently used connection")
+	}
+	require.Eventually(t, func() bool { return b.openConns() == 0 }, 5*time.Second, 20*time.Millisecond,
+		"connections left idle are closed after idleTimeoutMs")
+	require.EqualValues(t, b.accepted.Load(), sc.metric(`bidguard_upstream_conns_closed_total{reason="idle"}`))
+}
+
+// TestBidderRestart: a bidder restarted on the same port between requests
+// (its old connections closed, gracefully or by reset) loses no auction.
+func TestBidderRestart(t *testing.T) {
+	for _, reset := range []bool{false, true} {
+		t.Run(fmt.Sprintf("reset=%v", reset), func(t *testing.T) {
+			b := newKeepAliveBidder(t, nil)
+			sc := startSidecar(t, compile(t, keepAliveConfig(b, -1), nil))
+			ids := sc.burst("/bid", 4)
+			if reset {
+				b.mu.Lock()
+				for c := range b.conns {
+					_ = c.(*net.TCPConn).SetLinger(0)
+				}
+				b.mu.Unlock()
+			}
+			b.stop()
+			b.start(b.addr)
+			ids = append(ids, sc.burst("/bid", 4)...)
+			for range 3 {
+				ids = append(ids, sc.auction("/bid"))
+			}
+			requireEachSeenOnce(t, b, ids)
+			require.Zero(t, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="upstream_error"}`))
+		})
+	}
+}
+
+// TestResendWhenCloseRacesTheRequest: the bidder closes an idle connection
+// just as the request arrives (after bidguard's probe, before reading it):
+// the request is sent once more on a new connection, within the deadline,
+// and the bidder reads it once.
+func TestResendWhenCloseRacesTheRequest(t *testing.T) {
+	b := newKeepAliveBidder(t, func(b *keepAliveBidder) {
+		b.beforeRead = func(c net.Conn, n int) bool {
+			if n < 2 {
+				return true
+			}
+			// Wait for the request's first byte, then drop the connection unread.
+			waitReadable(c)
+			_ = c.(*net.TCPConn).SetLinger(0)
+			return false
+		}
+	})
+	sc := startSidecar(t, compile(t, keepAliveConfig(b, -1), nil))
+	ids := []string{sc.auction("/bid")}
+	time.Sleep(10 * settleTime)
+	ids = append(ids, sc.auction("/bid"))
+	requireEachSeenOnce(t, b, ids)
+	require.EqualValues(t, 1, sc.metric(`bidguard_upstream_resends_total{upstream="dsp"}`))
+	require.EqualValues(t, 2, b.accepted.Load())
+}
+
+// waitReadable blocks until c has a byte to read, without reading it.
+func waitReadable(c net.Conn) {
+	rc, err := c.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Read(func(fd uintptr) bool { return peekFD(fd) != probeQuiet })
+}
+
+// TestStrayBytesNeverServed: a bidder that writes a second response after
+// the real one (in the same write, or a moment later while the connection
+// sits idle), or unsolicited bytes while idle, never gets a stale answer
+// served: the connection is closed, never reused. Each auction waits until
+// the bidder has written its stray bytes.
+func TestStrayBytesNeverServed(t *testing.T) {
+	stray := func(id string) []byte { return httpAnswer(bidFor(id + "-stale")) }
+	f := func(name string, after func(c net.Conn, id string)) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			written := make(chan struct{}, 1)
+			b := newKeepAliveBidder(t, func(b *keepAliveBidder) {
+				b.after = func(c net.Conn, id string, _ int) {
+					after(c, id)
+					written <- struct{}{}
+				}
+			})
+			sc := startSidecar(t, compile(t, keepAliveConfig(b, -1), nil))
+			var ids []string
+			for range 4 {
+				ids = append(ids, sc.auction("/bid"))
+				<-written
+			}
+			requireEachSeenOnce(t, b, ids)
+			require.Positive(t, sc.metric(`bidguard_upstream_conns_closed_total{reason="stray"}`))
+		})
+	}
+	f("second response right after", func(c net.Conn, id string) { _, _ = c.Write(stray(id)) })
+	f("second response a moment later", func(c net.Conn, id string) {
+		time.Sleep(10 * time.Millisecond)
+		_, _ = c.Write(stray(id))
+	})
+	f("CRLF after the body", func(c net.Conn, _ string) { _, _ = c.Write([]byte("\r\n")) })
+	f("garbage while idle", func(c net.Conn, _ string) {
+		time.Sleep(20 * time.Millisecond)
+		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}"))
+	})
+}
+
+// TestTwoUpstreamsOneHostStray: two upstreams on one host:port share the
+// pool; the bidder of /a follows its answers with a stray response carrying
+// an injected bid. Concurrent auctions to both never get the injected bid.
+//
+// A stray that reaches bidguard after its probe of a reused connection is
+// read as the answer to the next request on it: no HTTP/1.1 client can tell
+// it from the real answer. Within settleTime it is caught; later (a bidder
+// descheduled between its two writes) only the response's id tells, which
+// is the responseId gate's job (in the default policy).
+func TestTwoUpstreamsOneHostStray(t *testing.T) {
+	f := func(name, gates string, sameWrite bool) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := newKeepAliveBidder(t, func(b *keepAliveBidder) {
+				if sameWrite {
+					b.answer = func(id string) []byte {
+						return append(httpAnswer(bidFor(id)), httpAnswer(bidFor("injected"))...)
+					}
+					return
+				}
+				b.after = func(c net.Conn, _ string, _ int) { _, _ = c.Write(httpAnswer(bidFor("injected"))) }
+			})
+			cfg := fmt.Sprintf("upstreams:\n  - {name: a, url: %q, path: /a}\n  - {name: b, url: %q, path: /b}\npolicy:\n  gates: [%s]\n",
+				b.url("/a"), b.url("/b"), gates)
+			sc := startSidecar(t, compile(t, cfg, nil))
+			lost := 0
+			for range 6 {
+				paths := []string{"/a", "/b", "/a", "/b"}
+				errs := make([]error, len(paths))
+				var wg sync.WaitGroup
+				for i, path := range paths {
+					wg.Go(func() { _, errs[i] = sc.tryAuction(path) })
+				}
+				wg.Wait()
+				for _, err := range errs {
+					if err != nil {
+						require.NotContains(t, err.Error(), "injected", "an injected bid is served")
+						t.Log(err)
+						lost++
+					}
+				}
+			}
+			require.Positive(t, sc.metric(`bidguard_upstream_conns_closed_total{reason="stray"}`))
+			if sameWrite {
+				require.Zero(t, lost, "a stray in the answer's own write is always found")
+			}
+		})
+	}
+	f("stray in the answer's write", "{gate: impidMatch}", true)
+	f("stray written after the answer", "{gate: responseId}, {gate: impidMatch}", false)
+}
+
+// TestPoolsClosedOnShutdownAndReload: Shutdown closes the idle connections,
+// and so does a reload that drops their upstream.
+func TestPoolsClosedOnShutdownAndReload(t *testing.T) {
+	b1 := newKeepAliveBidder(t, nil)
+	b2 := newKeepAliveBidder(t, nil)
+	sc := startSidecar(t, compile(t, keepAliveConfig(b1, -1), nil))
+	sc.burst("/bid", 3)
+	require.Positive(t, b1.openConns())
+
+	sc.holder.Store(compile(t, keepAliveConfig(b2, -1), nil))
+	sc.auction("/bid")
+	require.Eventually(t, func() bool { return b1.openConns() == 0 }, 3*time.Second, 10*time.Millisecond, "a dropped upstream's connections are closed")
+	require.Equal(t, 1, b2.openConns())
+
+	sc.stop()
+	require.Eventually(t, func() bool { return b2.openConns() == 0 }, 3*time.Second, 10*time.Millisecond, "Shutdown closes idle connections")
+}
