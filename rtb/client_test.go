@@ -256,3 +256,61 @@ func TestPoolsClosedOnShutdownAndReload(t *testing.T) {
 	sc.stop()
 	require.Eventually(t, func() bool { return b2.openConns() == 0 }, 3*time.Second, 10*time.Millisecond, "Shutdown closes idle connections")
 }
+
+// TestAnswerFraming: how the bidder frames its answer decides whether the
+// connection carries the next request. Two auctions, a rest between them:
+// one connection when it may be reused, two when not.
+func TestAnswerFraming(t *testing.T) {
+	f := func(name string, wantConns int64, wire func(body []byte) string) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			b := newKeepAliveBidder(t, func(b *keepAliveBidder) {
+				b.answer = func(id string) []byte { return []byte(wire(bidFor(id))) }
+			})
+			sc := startSidecar(t, compile(t, keepAliveConfig(b, -1), nil))
+			ids := []string{sc.auction("/bid")}
+			time.Sleep(10 * settleTime)
+			ids = append(ids, sc.auction("/bid"))
+			requireEachSeenOnce(t, b, ids)
+			require.Equal(t, wantConns, b.accepted.Load())
+		})
+	}
+	cl := func(first, headers string) func([]byte) string {
+		return func(body []byte) string {
+			return fmt.Sprintf("%s\r\n%sContent-Length: %d\r\n\r\n%s", first, headers, len(body), body)
+		}
+	}
+	f("HTTP/1.1", 1, cl("HTTP/1.1 200 OK", ""))
+	f("Connection: close", 2, cl("HTTP/1.1 200 OK", "Connection: close\r\n"))
+	f("Connection: Close", 2, cl("HTTP/1.1 200 OK", "Connection: Close\r\n"))
+	f("Connection: keep-alive, CLOSE", 2, cl("HTTP/1.1 200 OK", "Connection: keep-alive, CLOSE\r\n"))
+	f("HTTP/1.0", 2, cl("HTTP/1.0 200 OK", ""))
+	f("HTTP/1.0 keep-alive", 1, cl("HTTP/1.0 200 OK", "Connection: keep-alive\r\n"))
+	f("100 Continue first", 1, func(body []byte) string {
+		return "HTTP/1.1 100 Continue\r\n\r\n" + cl("HTTP/1.1 200 OK", "")(body)
+	})
+	f("103 Early Hints first", 1, func(body []byte) string {
+		return "HTTP/1.1 103 Early Hints\r\nLink: </a>; rel=preload\r\n\r\n" + cl("HTTP/1.1 200 OK", "")(body)
+	})
+	f("chunked with a trailer", 1, func(body []byte) string {
+		half := len(body) / 2
+		return fmt.Sprintf("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Sum\r\n\r\n%x\r\n%s\r\n%x\r\n%s\r\n0\r\nX-Sum: 1\r\n\r\n",
+			half, body[:half], len(body)-half, body[half:])
+	})
+}
+
+// TestBodyUntilClose: an answer without Content-Length or chunks is read
+// until the bidder closes, and its connection is not reused.
+func TestBodyUntilClose(t *testing.T) {
+	url := rawBidder(t, func(c net.Conn) {
+		readRequest(c)
+		_, _ = c.Write(append([]byte("HTTP/1.1 200 OK\r\n\r\n"), bidFor("r")...))
+		_ = c.Close()
+	})
+	sc := startSidecar(t, compile(t, fmt.Sprintf(baseConfig, url), nil))
+	for range 2 {
+		a := sc.post("/bid", withTmax(t, 1000))
+		require.Equal(t, 200, a.status)
+		require.Equal(t, []string{"s/r-bid"}, bidIDs(t, a.body))
+	}
+}

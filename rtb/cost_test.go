@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"testing"
 	"time"
 
@@ -84,4 +85,66 @@ func BenchmarkJudgeCost(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(resp)), "ns/byte")
 		})
 	}
+}
+
+// TestJudgeCostModel: the reserve grows with the answer's size, follows
+// measured costs of large answers, and returns to the seed when no
+// measurement is recent.
+func TestJudgeCostModel(t *testing.T) {
+	var j judgeCost
+	now := time.Now()
+	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(), 0)
+	require.True(t, j.fits(1000, now, now.Add(2*time.Millisecond)))
+	require.False(t, j.fits(1000, now, now.Add(judgeFixed)), "the fixed reserve")
+	n := 200_000 // 10 ms at the seed
+	require.True(t, j.fits(n, now, now.Add(12*time.Millisecond)))
+	require.False(t, j.fits(n, now, now.Add(10*time.Millisecond)))
+
+	j.observe(1000, time.Second) // too small to learn from
+	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(), 0)
+	for range 50 {
+		j.observe(n, 40*time.Millisecond) // a loaded machine: 200 ns/byte
+	}
+	require.InDelta(t, 200, j.nsPerByte(), 1)
+	require.False(t, j.fits(n, now, now.Add(30*time.Millisecond)))
+	for range 50 {
+		j.observe(n, 2*time.Millisecond) // a faster decoder: 10 ns/byte
+	}
+	require.InDelta(t, 10, j.nsPerByte(), 1)
+	require.True(t, j.fits(n, now, now.Add(4*time.Millisecond)))
+
+	j.at.Store(int64(monotonic() - 2*costMemory))
+	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(), 0, "a stale measurement is forgotten")
+}
+
+// TestLargeAnswerLeavesByTheDeadline (issue 12): a bidder answering inside
+// its budget with 999 bids (740 KB): judging them would pass D, so the
+// answer is a no-bid at once, counted as a deadline shed (or, on a machine
+// too loaded to read it in time, a timeout). The same answer with time to
+// spare is judged.
+func TestLargeAnswerLeavesByTheDeadline(t *testing.T) {
+	resp := manyBids(t, 999)
+	const tmax = 200
+	// D = arrival + 195ms; the bidder's budget ends at D - 7ms; it answers
+	// at D - 30ms, and the answer takes about 38ms to judge at the seed.
+	late := newBidder(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(tmax*time.Millisecond - 5*time.Millisecond - 30*time.Millisecond)
+		fixed(200, resp)(w, r)
+	})
+	sc := startSidecar(t, compile(t, fmt.Sprintf(baseConfig, late.URL), nil))
+	for range 3 {
+		a := sc.post("/bid", withTmax(t, tmax))
+		require.Equal(t, 204, a.status)
+		require.Less(t, a.elapsed, tmax*time.Millisecond+time.Second, "answered by the deadline (plus slack)")
+	}
+	shed := sc.metric(`bidguard_shed_total{reason="deadline"}`)
+	require.Positive(t, shed)
+	require.EqualValues(t, 3, shed+sc.metric(`bidguard_upstream_errors_total{upstream="dsp",kind="timeout"}`))
+	require.Equal(t, shed, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="shed"}`))
+
+	sc2, _ := setup(t, fixed(200, resp), "")
+	a := sc2.post("/bid", withTmax(t, 1000))
+	require.Equal(t, 200, a.status)
+	require.Len(t, bidIDs(t, a.body), 999)
+	require.Zero(t, sc2.metric(`bidguard_shed_total{reason="deadline"}`))
 }
