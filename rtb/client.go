@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -395,6 +396,7 @@ type timeouter interface{ Timeout() bool }
 type pools struct {
 	dial  func(addr string) (net.Conn, error)
 	m     *clientMeters
+	roots *x509.CertPool // TLS roots; nil: the system's (tests trust their own)
 	byKey map[clientKey]*hostPool
 }
 
@@ -407,6 +409,9 @@ func (ps *pools) get(t engine.UpstreamTarget, idle time.Duration, lim engine.Lim
 	p := ps.byKey[k]
 	if p == nil {
 		p = newHostPool(k, ps.dial, ps.m)
+		if p.tlsCfg != nil {
+			p.tlsCfg.RootCAs = ps.roots
+		}
 		ps.byKey[k] = p
 	}
 	return p

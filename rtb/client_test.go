@@ -1,8 +1,10 @@
 package rtb
 
 import (
+	"crypto/x509"
 	"fmt"
 	"net"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -313,4 +315,36 @@ func TestBodyUntilClose(t *testing.T) {
 		require.Equal(t, 200, a.status)
 		require.Equal(t, []string{"s/r-bid"}, bidIDs(t, a.body))
 	}
+}
+
+// TestTLSBidder: over HTTPS, connections are reused after a rest (the probe
+// reads through the TLS layer without breaking it), and a stray response
+// after an answer closes the connection.
+func TestTLSBidder(t *testing.T) {
+	certs := httptest.NewTLSServer(nil)
+	cfg, roots := certs.TLS.Clone(), x509.NewCertPool()
+	roots.AddCert(certs.Certificate())
+	certs.Close()
+	f := func(name string, stray bool, wantConns int64) {
+		t.Run(name, func(t *testing.T) {
+			b := newKeepAliveBidder(t, func(b *keepAliveBidder) {
+				b.tls = cfg
+				if stray {
+					b.after = func(c net.Conn, id string, _ int) { _, _ = c.Write(httpAnswer(bidFor(id + "-stale"))) }
+				}
+			})
+			sc := startSidecar(t, nil)
+			sc.srv.clients.roots = roots
+			sc.holder.Store(compile(t, keepAliveConfig(b, -1), nil))
+			var ids []string
+			for range 3 {
+				ids = append(ids, sc.auction("/bid"))
+				time.Sleep(20 * settleTime)
+			}
+			requireEachSeenOnce(t, b, ids)
+			require.Equal(t, wantConns, b.accepted.Load())
+		})
+	}
+	f("reused", false, 1)
+	f("stray bytes", true, 3)
 }

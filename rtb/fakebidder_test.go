@@ -3,6 +3,7 @@ package rtb
 import (
 	"bufio"
 	"bytes"
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,6 +34,8 @@ type keepAliveBidder struct {
 	// beforeRead, when set, runs before the n-th request (from 1) of a
 	// connection is read; returning false closes the connection unread.
 	beforeRead func(c net.Conn, n int) bool
+	// tls, when set, serves HTTPS.
+	tls *tls.Config
 	// answer, when set, returns the bytes written for a request instead
 	// of httpAnswer(bidFor(reqID)).
 	answer func(reqID string) []byte
@@ -62,6 +65,9 @@ func newKeepAliveBidder(t *testing.T, configure func(b *keepAliveBidder)) *keepA
 func (b *keepAliveBidder) start(addr string) {
 	ln, err := net.Listen("tcp", addr)
 	require.NoError(b.t, err)
+	if b.tls != nil {
+		ln = tls.NewListener(ln, b.tls)
+	}
 	b.mu.Lock()
 	b.ln, b.addr = ln, ln.Addr().String()
 	b.mu.Unlock()
@@ -108,7 +114,12 @@ func (b *keepAliveBidder) openConns() int {
 	return len(b.conns)
 }
 
-func (b *keepAliveBidder) url(path string) string { return "http://" + b.addr + path }
+func (b *keepAliveBidder) url(path string) string {
+	if b.tls != nil {
+		return "https://" + b.addr + path
+	}
+	return "http://" + b.addr + path
+}
 
 // timesSeen returns how often the bidder read a request with this id.
 func (b *keepAliveBidder) timesSeen(id string) int {
