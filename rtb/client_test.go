@@ -51,11 +51,13 @@ func TestIdleClosingBidders(t *testing.T) {
 			require.Zero(t, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="upstream_error"}`))
 		})
 	}
-	// The bidder closes first: the probe before reuse finds the connections closed.
-	f("bidder closes after 1s, bidguard after 4s", time.Second, -1, 1200*time.Millisecond, "stale")
-	f("bidder closes after 100ms, bidguard after 300ms", 100*time.Millisecond, 300, 200*time.Millisecond, "stale")
-	// bidguard closes first (the default 4 s against Node.js's 5 s, scaled).
-	f("bidder closes after 500ms, bidguard after 200ms", 500*time.Millisecond, 200, 300*time.Millisecond, "idle")
+	// The bidder closes first: the probe before reuse finds the connections
+	// closed. At the real 1 s against the default 4 s, then shorter.
+	f("bidder closes after 1s, bidguard after 4s", time.Second, -1, 1300*time.Millisecond, "stale")
+	f("bidder closes after 100ms, bidguard after 2s", 100*time.Millisecond, 2000, 300*time.Millisecond, "stale")
+	// bidguard closes first (as the default 4 s against Node.js's 5 s; the
+	// gap is widened so a loaded machine cannot reorder them).
+	f("bidder closes after 2s, bidguard after 100ms", 2*time.Second, 100, 400*time.Millisecond, "idle")
 }
 
 // TestIdleTimeoutZeroMeansNoKeepAlive: idleTimeoutMs: 0 closes every

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -204,7 +205,7 @@ func (sc *sidecar) tryAuction(path string) (string, error) {
 		return id, err
 	}
 	if resp.StatusCode != 200 {
-		return id, fmt.Errorf("auction %s lost: %d %s", id, resp.StatusCode, body)
+		return id, fmt.Errorf("auction %s lost: %d %s (%s)", id, resp.StatusCode, body, sc.failureCounts())
 	}
 	var r struct {
 		SeatBid []struct {
@@ -215,6 +216,22 @@ func (sc *sidecar) tryAuction(path string) (string, error) {
 		return id, fmt.Errorf("auction %s got another answer: %s", id, body)
 	}
 	return id, nil
+}
+
+// failureCounts lists the non-zero error, shed and close counters, to say
+// why an auction was lost.
+func (sc *sidecar) failureCounts() string {
+	var b bytes.Buffer
+	sc.srv.WriteMetrics(&b)
+	var out []string
+	for _, line := range strings.Split(b.String(), "\n") {
+		for _, name := range []string{"bidguard_upstream_errors_total", "bidguard_shed_total", "bidguard_upstream_conns_closed_total", "bidguard_upstream_resends_total"} {
+			if strings.HasPrefix(line, name) && !strings.HasSuffix(line, " 0") {
+				out = append(out, line)
+			}
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // auctionID numbers requests across a test binary run, so ids never repeat.
