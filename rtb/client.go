@@ -76,12 +76,20 @@ const maxInterim = 8
 // retried. A non-nil error comes with its bidguard_upstream_errors_total kind.
 func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, deadline time.Time, resends *metrics.Counter) (errKind, error) {
 	resent := false
+	var held *conn // the connection in use, closed if a panic unwinds past it
+	defer func() {
+		if held != nil {
+			p.release(held, false)
+		}
+	}()
 	for {
 		c, reused, err := p.acquire(deadline)
 		if err != nil {
 			return dialKind(err), err
 		}
+		held = c
 		if err := c.write(head, body); err != nil {
+			held = nil
 			p.release(c, false)
 			if !resent && !isTimeout(err) {
 				resent = true
@@ -91,6 +99,7 @@ func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, d
 			return readKind(err), fmt.Errorf("upstream: write: %w", err)
 		}
 		if _, err := c.br.Peek(1); err != nil {
+			held = nil
 			p.release(c, false)
 			if reused && !resent && !isTimeout(err) {
 				resent = true
@@ -106,6 +115,7 @@ func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, d
 			keep = false
 			p.m.closed[closedStray].Inc()
 		}
+		held = nil
 		p.release(c, keep)
 		if err != nil {
 			return readKind(err), err

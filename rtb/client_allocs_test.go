@@ -28,7 +28,7 @@ func TestUpstreamClientAllocs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			go func() { _ = bidder.Serve(ln) }()
 			t.Cleanup(func() { _ = ln.Close() })
-			p := newHostPool(clientKey{addr: ln.Addr().String(), maxConns: 64, idleTimeout: time.Minute}, dial, &newMeters().client)
+			p := newHostPool(clientKey{addr: ln.Addr().String(), maxConns: 4, idleTimeout: time.Minute}, dial, &newMeters().client)
 			t.Cleanup(p.close)
 			body := withTmax(t, 100)
 			up := &upstream{prefix: []byte("POST /bid HTTP/1.1\r\nHost: bidder\r\nUser-Agent: bidguard/test\r\n")}
@@ -40,12 +40,17 @@ func TestUpstreamClientAllocs(t *testing.T) {
 					t.Fatal(err, resp.StatusCode())
 				}
 			}
-			// Warm up until enough connections have rested settleTime.
-			for start := time.Now(); time.Since(start) < 50*settleTime; {
+			// Back to back: the pool fills up (4) and then reuses what it has.
+			for range 100 {
 				call()
 			}
 			require.Zero(t, testing.AllocsPerRun(500, call))
 			require.Equal(t, answer, resp.Body())
+			// With rests: the most recent connection, rested, every time.
+			require.Zero(t, testing.AllocsPerRun(100, func() {
+				time.Sleep(settleTime)
+				call()
+			}))
 		})
 	}
 	tcp, err := net.Listen("tcp", "127.0.0.1:0")
