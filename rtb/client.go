@@ -83,7 +83,7 @@ func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, d
 		}
 	}()
 	for {
-		c, reused, err := p.acquire(deadline)
+		c, reused, err := p.acquire(deadline, resent)
 		if err != nil {
 			return dialKind(err), err
 		}
@@ -197,13 +197,13 @@ const settleTime = time.Millisecond
 
 // acquire returns a connection for a call with the given deadline: the most
 // recently used idle one that has rested settleTime (any, when the pool is
-// full) and passes the probe, else a new one. Idle connections past the
-// idle timeout, closed by the bidder, or holding unsolicited bytes are
-// closed on the way.
-func (p *hostPool) acquire(deadline time.Time) (c *conn, reused bool, err error) {
+// full) and passes the probe, else a new one; only a new one when fresh (a
+// resend). Idle connections past the idle timeout, closed by the bidder, or
+// holding unsolicited bytes are closed on the way.
+func (p *hostPool) acquire(deadline time.Time, fresh bool) (c *conn, reused bool, err error) {
 	now := monotonic()
 	p.mu.Lock()
-	for {
+	for !fresh {
 		p.expireLocked(now)
 		n := len(p.idle)
 		if n == 0 {

@@ -135,12 +135,18 @@ func TestResendWhenCloseRacesTheRequest(t *testing.T) {
 		}
 	})
 	sc := startSidecar(t, compile(t, keepAliveConfig(b, -1), nil))
-	ids := []string{sc.auction("/bid")}
+	// Usually two idle connections, each dropping its next request: the
+	// resend must go to a new one (the other idle one would drop it too,
+	// and the auction would be lost).
+	ids := sc.burst("/bid", 2)
 	time.Sleep(10 * settleTime)
 	ids = append(ids, sc.auction("/bid"))
 	requireEachSeenOnce(t, b, ids)
-	require.EqualValues(t, 1, sc.metric(`bidguard_upstream_resends_total{upstream="dsp"}`))
-	require.EqualValues(t, 2, b.accepted.Load())
+	// One for the last auction (and one per burst auction that a slow
+	// machine ran over the same connection).
+	resends := sc.metric(`bidguard_upstream_resends_total{upstream="dsp"}`)
+	require.Positive(t, resends)
+	require.LessOrEqual(t, resends, float64(len(ids)))
 }
 
 // waitReadable blocks until c has a byte to read, without reading it.
