@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
@@ -108,4 +109,59 @@ func BenchmarkEndToEndDefaultPolicy(b *testing.B) {
 	for b.Loop() {
 		post(req, resp)
 	}
+}
+
+// BenchmarkUpstreamClient is one bidder call (typical request and answer)
+// through bidguard's pool, beside fasthttp's HostClient on the same bidder,
+// over an in-memory listener and over loopback TCP.
+func BenchmarkUpstreamClient(b *testing.B) {
+	answer := readFile(b, "typical-response.json")
+	body := withTmax(b, 100)
+	bidder := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("application/json")
+		ctx.SetBody(answer)
+	}}
+	f := func(name string, ln net.Listener, dial func(string) (net.Conn, error)) {
+		go func() { _ = bidder.Serve(ln) }()
+		defer ln.Close()
+		b.Run(name+"/bidguard", func(b *testing.B) {
+			p := newHostPool(clientKey{addr: ln.Addr().String(), maxConns: 64, idleTimeout: time.Minute}, dial, &newMeters().client)
+			defer p.close()
+			up := &upstream{prefix: []byte("POST /bid HTTP/1.1\r\nHost: bidder\r\nUser-Agent: bidguard/bench\r\n")}
+			head := up.appendHead(nil, nil, nil, len(body))
+			resp := fasthttp.AcquireResponse()
+			resends := newMeters().none.resends
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.do(head, body, resp, 1<<20, time.Now().Add(time.Second), resends); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/fasthttp.HostClient", func(b *testing.B) {
+			c := &fasthttp.HostClient{Addr: ln.Addr().String(), MaxConns: 64, NoDefaultUserAgentHeader: true}
+			if dial != nil {
+				c.Dial = dial
+			}
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			req.Header.SetMethod(fasthttp.MethodPost)
+			req.SetRequestURI("http://bidder/bid")
+			req.Header.SetContentType("application/json")
+			req.Header.SetUserAgent("bidguard/bench")
+			req.SetBodyRaw(body)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.DoDeadline(req, resp, time.Now().Add(time.Second)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	mem := fasthttputil.NewInmemoryListener()
+	f("in-memory", mem, func(string) (net.Conn, error) { return mem.Dial() })
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f("tcp", tcp, nil)
 }

@@ -22,10 +22,7 @@ const (
 	hdrOpenRTB  = "X-Openrtb-Version"
 )
 
-var (
-	strPost = []byte(fasthttp.MethodPost)
-	strZero = []byte("0")
-)
+var strZero = []byte("0")
 
 // handle is the exchange-facing handler: routing and the checks of the HTTP
 // behaviour table that need no body, then the bid path. Every panic under it
@@ -171,19 +168,15 @@ type call struct {
 	slot    bool          // holds an in-flight slot
 	reserve time.Duration // kept after the bidder's answer: gateReserveMs and the scheduler's
 	ev      *engine.Eval
-	oreq    *fasthttp.Request
 	oresp   *fasthttp.Response
 	inBuf   *pool.Buffer // decompressed request
-	outBuf  *pool.Buffer // outbound request body
+	outBuf  *pool.Buffer // outbound request: body, then head
 	respBuf *pool.Buffer // decompressed response
 }
 
 func (c *call) release() {
 	if c.ev != nil {
 		engine.ReleaseEval(c.ev)
-	}
-	if c.oreq != nil {
-		fasthttp.ReleaseRequest(c.oreq)
 	}
 	if c.oresp != nil {
 		fasthttp.ReleaseResponse(c.oresp)
@@ -245,15 +238,15 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 
 	c.stage = stageUpstream
 	injectUpstreamFault(up.name)
-	c.oreq, c.oresp = fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
+	c.oresp = fasthttp.AcquireResponse()
+	head, obody := s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	start := time.Now()
-	err := up.client.DoDeadline(c.oreq, c.oresp, now.Add(budget))
+	kind, err := up.pool.do(head, obody, c.oresp, lim.MaxResponseBytes, now.Add(budget), up.m.resends)
 	latency := time.Since(start)
 	up.m.duration.Update(latency.Seconds())
 	c.stage = stageHandler
 	if err != nil {
-		upstreamFailed(ctx, up, classify(err))
+		upstreamFailed(ctx, up, kind)
 		return
 	}
 	switch status := c.oresp.StatusCode(); {
@@ -293,6 +286,13 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		answer204(ctx, up.m, outNoBid)
 		return
 	}
+	// Every answer leaves by D: an answer that cannot be judged in the time
+	// left is dropped unjudged.
+	judgeStart := time.Now()
+	if !s.cost.fits(len(rbody), judgeStart, deadline) {
+		s.shed(ctx, up.m, shedDeadline)
+		return
+	}
 	if err := c.ev.DecodeResponse(rbody, lim.MaxBids); err != nil {
 		upstreamFailed(ctx, up, kindBadJSON)
 		return
@@ -309,7 +309,11 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		c.stage = stageHandler
 	}
 	answer := c.ev.Body()
+	s.cost.observe(len(rbody), time.Since(judgeStart))
 	s.meters.record(st.snap, st.m, c.ev, out)
+	if len(out.Rejected)+len(out.Warned) > 0 {
+		s.rejects.record(st.snap.Config.Log.RejectionRate(), up.name, c.ev.In.Request.ID, out)
+	}
 
 	var nb [20]byte
 	ctx.Response.Header.SetBytesV(hdrRejected, strconv.AppendInt(nb[:0], int64(removed(c.ev, out)), 10))
@@ -335,24 +339,10 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	up.m.requests[o].Inc()
 }
 
-// outbound fills the bidder's request: the exchange's body with tmax
-// rewritten to the budget, and only the headers DESIGN.md lists.
-func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body []byte, tmaxMs int64) {
-	r := c.oreq
-	r.Header.SetMethodBytes(strPost)
-	r.SetRequestURI(up.uri)
-	ct := ctx.Request.Header.ContentType()
-	if len(ct) == 0 {
-		ct = jsonType
-	}
-	r.Header.SetContentTypeBytes(ct)
-	if v := ctx.Request.Header.Peek(hdrOpenRTB); len(v) > 0 {
-		r.Header.SetBytesV(hdrOpenRTB, v)
-	}
-	r.Header.SetUserAgentBytes(s.ua)
-	if up.gzip {
-		r.Header.Set(fasthttp.HeaderAcceptEncoding, "gzip")
-	}
+// outbound builds the bidder's request in c.outBuf: the exchange's body
+// with tmax rewritten to the budget, and a head with only the headers
+// DESIGN.md lists (upstream.appendHead).
+func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body []byte, tmaxMs int64) (head, out []byte) {
 	c.outBuf = pool.AcquireBuffer()
 	b, ok := appendTmax(c.outBuf.B[:0], body, tmaxMs)
 	if !ok {
@@ -362,8 +352,10 @@ func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body 
 		req.TMax = tmaxMs
 		b, _ = json.Marshal(&req)
 	}
+	n := len(b)
+	b = up.appendHead(b, ctx.Request.Header.ContentType(), ctx.Request.Header.Peek(hdrOpenRTB), n)
 	c.outBuf.B = b
-	r.SetBodyRaw(b)
+	return b[n:], b[:n]
 }
 
 // removed is the X-Bidguard-Rejected count: the bids removed from the answer.
@@ -444,10 +436,34 @@ func (s *Server) shed(ctx *fasthttp.RequestCtx, um *upstreamMeters, why shedReas
 	answer204(ctx, um, outShed)
 }
 
+// upstreamFailed answers a bidder failure: 204, or with onError: status 504
+// for a timeout and 502 for every other kind, with a line naming the kind.
 func upstreamFailed(ctx *fasthttp.RequestCtx, up *upstream, k errKind) {
 	up.m.errors[k].Inc()
-	answer204(ctx, up.m, outUpstreamError)
+	if !up.statusOnErr {
+		answer204(ctx, up.m, outUpstreamError)
+		return
+	}
+	status := fasthttp.StatusBadGateway
+	if k == kindTimeout {
+		status = fasthttp.StatusGatewayTimeout
+	}
+	ctx.Response.Header.SetBytesV(hdrRejected, strZero)
+	ctx.SetStatusCode(status)
+	ctx.Response.Header.SetContentTypeBytes(textType)
+	ctx.Response.SetBodyString(failureText[k])
+	up.m.requests[outUpstreamError].Inc()
 }
+
+// failureText is the body of a 502/504 answer, by kind.
+var failureText = func() (t [numKinds]string) {
+	for k := range t {
+		t[k] = "bidder failed: " + kindNames[k] + "\n"
+	}
+	return t
+}()
+
+var textType = []byte("text/plain; charset=utf-8")
 
 // recovered answers a panicked request with a 204 and counts it.
 func (s *Server) recovered(ctx *fasthttp.RequestCtx, c *call, r any) {

@@ -100,21 +100,58 @@
 //     a header.
 //
 // To the bidder: a POST to the upstream URL with the exchange's Content-Type
-// (application/json when it sent none), its X-Openrtb-Version when present,
-// User-Agent: bidguard/<version>, Accept-Encoding: gzip only with
-// acceptEncoding: gzip, and no other exchange header (no cookies, no
+// (application/json when it sent none, or a value with control or non-ASCII
+// bytes), its X-Openrtb-Version when present (dropped likewise), User-Agent:
+// bidguard/<version>, Accept-Encoding: gzip only with acceptEncoding: gzip,
+// Content-Length, and no other exchange header (no cookies, no
 // X-Forwarded-For). The body is the exchange's, decompressed, with every
 // top-level member encoding/json would read as tmax (any case, escaped keys
 // included) removed and "tmax":⌊B⌋ written first; every other member is
-// copied byte for byte (FuzzAppendTmax). The hard deadline is now + B. A POST
-// is never retried, a stale keep-alive connection included. Clients are
-// pooled per (address, TLS, maxInFlight, maxResponseBytes), with at most
-// limits.maxInFlight connections and a 30s idle timeout.
+// copied byte for byte (FuzzAppendTmax). The hard deadline now + B bounds
+// the dial (and TLS handshake), the write and the read.
+//
+// The upstream client (client.go, conn.go) is bidguard's own, over
+// fasthttp's response parser. Upstreams with the same address, TLS, server
+// name, limits.maxInFlight and idleTimeoutMs share a pool of at most
+// limits.maxInFlight keep-alive connections, each with its own buffers; a
+// call through a warm pool allocates nothing. Reuse:
+//
+//   - The most recently used idle connection that has rested 1ms since its
+//     answer is reused first (any idle one when the pool is full); a
+//     connection idle for upstreams[].idleTimeoutMs (default 4000; 0: no
+//     keep-alive) is closed, never reused, by a timer or at the next call.
+//   - Before reuse a connection is probed without blocking (recv with
+//     MSG_PEEK|MSG_DONTWAIT on its socket; a read that cannot wait when it
+//     has no descriptor, as in-memory listeners, or to see what the TLS
+//     layer holds): EOF, an error or any unsolicited byte closes it
+//     (bidguard_upstream_conns_closed_total{reason="stale"|"stray"}).
+//   - After an answer it is kept only when the framing allows (a final
+//     status, Content-Length or chunked, no "close" token in Connection in
+//     any case, HTTP/1.0 only with keep-alive) and no byte is left in its
+//     buffer (a stray second response, a CRLF: reason="stray").
+//   - A request whose write fails, or whose reused connection ends before
+//     any response byte, is sent once more on a new connection within the
+//     same deadline (bidguard_upstream_resends_total). No other retry: a
+//     fresh connection closed without an answer is kind="reset". On the wire
+//     a bidder that reads a request and closes a reused connection without a
+//     byte looks like an idle close racing the request: it gets the request
+//     a second time.
+//   - A stray response that arrives after the probe is read as the next
+//     answer: no HTTP/1.1 client can tell. The rest before reuse catches a
+//     stray written just after the answer; later ones carry another
+//     request's id, which responseId rejects.
+//   - Pools a reload no longer uses, and all pools on Shutdown, close their
+//     idle connections at once and the others when their call ends.
 //
 // The bidder's answer:
 //
-//   - 204 is a no-bid. 3xx is kind="redirect" (never followed); other
-//     statuses outside 2xx are kind="http_status". Any other 2xx is judged.
+//   - Interim answers 100, 102 and 103 are skipped (at most 8); any other
+//     status under 200 (199, or 101 since bidguard never asks to upgrade) is
+//     final, kind="http_status", and the connection is closed. 204 is a
+//     no-bid. 3xx is kind="redirect" (never followed); other statuses
+//     outside 2xx are kind="http_status". Any other 2xx is judged.
+//   - The body is read by its framing: Content-Length, chunked (trailers
+//     read and ignored), or until the bidder closes.
 //   - A blank body is a no-bid. null, {} and a response without bids go
 //     through the engine like any response (as `check` does) and end as a
 //     no-bid 204 unless a gate that judges empty responses rejects them and
@@ -124,12 +161,34 @@
 //     the cap; corrupt: kind="decompress"); "identity" is no encoding; any
 //     other coding is kind="bad_encoding".
 //   - Errors: kind="timeout" for the deadline (slow or hung bidder, dial
-//     timeout); "connect" for a refused or failed dial (and no free
-//     connection); "reset" for a connection closed or reset before a whole
-//     answer, or an answer that is not HTTP; "too_large" for a body over the
-//     wire cap; "bad_json" for any decode error of GATES.md "The model".
+//     timeout); "connect" for a refused or failed dial or TLS handshake (and
+//     no free connection); "reset" for a connection closed or reset before a
+//     whole answer, an answer that is not HTTP, malformed framing (broken
+//     chunks, two Content-Lengths) or more than 8 interim answers;
+//     "too_large" for a body over the wire cap or headers over 8 KiB;
+//     "bad_json" for any decode error of GATES.md "The model".
+//   - Every answer leaves by D. Once the body is read (and decompressed),
+//     an answer that cannot be decoded, judged and encoded by D is dropped
+//     unjudged: 204, shed_total{reason="deadline"}, outcome shed. The
+//     estimate is 1ms + size × a per-byte cost that starts at 50 ns (measured
+//     by BenchmarkJudgeCost) and follows what answers of 16 KiB or more cost
+//     (an exponentially weighted mean, forgotten after a second without one),
+//     so a loaded machine reserves more. Judging itself stops at D (the
+//     engine's deadline checks).
 //
-// Every one of these answers the exchange 204 at once, so by the deadline.
+// Every bidder failure answers the exchange 204 at once, so by the deadline;
+// with upstreams[].onError: status it answers 504 for kind="timeout" and 502
+// for every other kind instead, with X-Bidguard-Rejected: 0 and a text/plain
+// line "bidder failed: <kind>", so the exchange's own bidder-error accounting
+// works. No-bids, rejections and deadline drops stay 204.
+//
+// Rejections are logged (log.rejectionsPerSecond, default 10; 0: off): one
+// line per removed bid ("bid rejected") and per warn-mode or shadow hit ("bid
+// warned") with upstream, req_id, seat, bid_id, impid (bidder text clipped
+// to 64 bytes), gate and reason; a response-level hit has empty seat, bid_id
+// and impid. Lines over the rate are counted
+// (bidguard_rejection_log_suppressed_total) and reported as suppressed=N on
+// the next line written, or at Shutdown; nothing is formatted for them.
 //
 // Metrics (DESIGN.md "Metrics"). Label values come from the config and fixed
 // lists only:
@@ -148,6 +207,10 @@
 //     clean). bids_rejected_total counts each removed bid once, with the gate
 //     that removed it (a response-level rejection: each bid with that gate;
 //     over maxBids: seat="other", gate="limits.maxBids").
+//   - Beyond DESIGN.md's table: shed_total{reason="deadline"} (answers
+//     too large to judge by D), bidguard_upstream_resends_total{upstream},
+//     bidguard_upstream_conns_closed_total{reason="idle"|"stale"|"stray"}
+//     and bidguard_rejection_log_suppressed_total.
 //   - gate_duration_seconds observes every gate that ran (a skip without
 //     measured time is not observed) in one judged response out of 16 (the
 //     first, then every 16th: see gateSampleEvery), so its _count counts

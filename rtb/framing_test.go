@@ -293,7 +293,7 @@ func (rs *rawServer) serveBytes(t testing.TB, in []byte, chunk int) ([]refReques
 	defer rs.mu.Unlock()
 	var calls []refRequest
 	for k, v := range rs.calls {
-		if cc, ok := k.(*conn); ok && cc.Conn == c {
+		if cc, ok := k.(*exchangeConn); ok && cc.Conn == c {
 			calls = v
 			delete(rs.calls, k)
 		}

@@ -91,6 +91,9 @@ func startSidecarWith(t *testing.T, snap *engine.Snapshot, tune func(*Server)) *
 }
 
 func (sc *sidecar) stop() {
+	// The exchange's idle connections go first: a sidecar started later on
+	// the same port must not get requests over them.
+	client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = sc.srv.Shutdown(ctx)
@@ -252,10 +255,4 @@ func serveOnLoopback(t *testing.T, d *DemoBidder) string {
 	go func() { defer close(done); _ = d.Serve(ln) }()
 	t.Cleanup(func() { _ = d.Close(); <-done })
 	return "http://" + ln.Addr().String()
-}
-
-func upstreamCfg(url string) engine.Upstream { return engine.Upstream{Name: "u", URL: url, Path: "/"} }
-
-func limitsCfg() engine.Limits {
-	return engine.Limits{MaxRequestBytes: 1 << 18, MaxResponseBytes: 1 << 20, MaxInFlight: 8, MaxBids: 1000}
 }

@@ -57,7 +57,7 @@ func nofileLimit() uint64 {
 // temporary error (fasthttp's Serve would stop on it): it backs off and
 // retries, and returns only once the listener is closed. On the exchange
 // listener, connections over the cap are closed at once and counted, and
-// every connection is a *conn.
+// every connection is a *exchangeConn.
 type listener struct {
 	net.Listener
 	s         *Server
@@ -190,13 +190,13 @@ func temporaryAcceptError(err error) bool {
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
-// conn is one exchange connection. Reads go through the framer; on TCP they
+// exchangeConn is one exchange connection. Reads go through the framer; on TCP they
 // use recvmsg with SO_TIMESTAMPNS, so the arrival of a request is the
 // kernel's receive time of its first bytes, not the time the goroutine got
 // to read them (which a busy CPU delays). Read is called by the connection's
 // goroutine only (fasthttp serves a connection on one goroutine), as is
 // arrival; Close may come from any goroutine.
-type conn struct {
+type exchangeConn struct {
 	net.Conn
 	s      *Server
 	closed atomic.Bool
@@ -225,8 +225,8 @@ type arrivalRun struct {
 	at    time.Time
 }
 
-func (s *Server) newConn(nc net.Conn) *conn {
-	c := &conn{Conn: nc, s: s}
+func (s *Server) newConn(nc net.Conn) *exchangeConn {
+	c := &exchangeConn{Conn: nc, s: s}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		if rc, err := tc.SyscallConn(); err == nil {
 			var serr error
@@ -241,7 +241,7 @@ func (s *Server) newConn(nc net.Conn) *conn {
 	return c
 }
 
-func (c *conn) Close() error {
+func (c *exchangeConn) Close() error {
 	if c.closed.CompareAndSwap(false, true) {
 		c.s.open.Add(-1)
 	}
@@ -250,7 +250,7 @@ func (c *conn) Close() error {
 
 // Read hands on the bytes the framer accepts; after a framing error it
 // returns that error.
-func (c *conn) Read(p []byte) (int, error) {
+func (c *exchangeConn) Read(p []byte) (int, error) {
 	if c.f.err != nil {
 		return 0, c.f.err
 	}
@@ -270,7 +270,7 @@ func (c *conn) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (c *conn) read(p []byte) (int, time.Time, error) {
+func (c *exchangeConn) read(p []byte) (int, time.Time, error) {
 	if c.rc == nil || len(p) == 0 {
 		n, err := c.Conn.Read(p)
 		return n, time.Now(), err
@@ -297,7 +297,7 @@ func (c *conn) read(p []byte) (int, time.Time, error) {
 // in this read (requests pipelined behind it are stamped no later than they
 // arrived: their queue time is never underestimated). The rest follows by
 // read(2) without waiting.
-func (c *conn) recv(fd uintptr) bool {
+func (c *exchangeConn) recv(fd uintptr) bool {
 	c.iov.Base = &c.buf[0]
 	c.iov.SetLen(1)
 	c.msg.Iov = &c.iov
@@ -332,7 +332,7 @@ func (c *conn) recv(fd uintptr) bool {
 
 // stamp returns the kernel's receive time of the last recvmsg, on the
 // monotonic clock, or now when there is none.
-func (c *conn) stamp() time.Time {
+func (c *exchangeConn) stamp() time.Time {
 	now := time.Now()
 	c.stamped = false
 	const hdr = int(unsafe.Sizeof(syscall.Cmsghdr{}))
@@ -355,7 +355,7 @@ func (c *conn) stamp() time.Time {
 // addRun records that requests from first on began in a read at at. When
 // the ring is full the newest run is dropped: the requests it covered take
 // the earlier time of the run before them, which can only shed more.
-func (c *conn) addRun(first uint64, at time.Time) {
+func (c *exchangeConn) addRun(first uint64, at time.Time) {
 	if c.count == len(c.runs) {
 		return
 	}
@@ -365,7 +365,7 @@ func (c *conn) addRun(first uint64, at time.Time) {
 
 // arrival returns when request k (1-based, fasthttp's ConnRequestNum) began
 // to arrive, and forgets the runs of earlier requests.
-func (c *conn) arrival(k uint64) (time.Time, bool) {
+func (c *exchangeConn) arrival(k uint64) (time.Time, bool) {
 	for c.count > 1 && c.runs[(c.head+1)%len(c.runs)].first <= k {
 		c.head = (c.head + 1) % len(c.runs)
 		c.count--
@@ -379,7 +379,7 @@ func (c *conn) arrival(k uint64) (time.Time, bool) {
 // connFramingError returns the framing error that stopped nc's reads, if
 // any: fasthttp does not always wrap a read error so that errors.As finds it.
 func connFramingError(nc net.Conn) *framingError {
-	if c, ok := nc.(*conn); ok {
+	if c, ok := nc.(*exchangeConn); ok {
 		return c.f.err
 	}
 	return nil
@@ -389,7 +389,7 @@ func connFramingError(nc net.Conn) *framingError {
 // receive time of the read that held its first byte, or now when the
 // connection is not one of the exchange listener's (in-memory handlers).
 func connArrival(nc net.Conn, k uint64) time.Time {
-	if c, ok := nc.(*conn); ok {
+	if c, ok := nc.(*exchangeConn); ok {
 		if at, ok := c.arrival(k); ok {
 			return at
 		}

@@ -53,10 +53,29 @@ const (
 	shedBudget shedReason = iota
 	shedInflight
 	shedShutdown
+	shedDeadline
 	numShed
 )
 
-var shedNames = [numShed]string{"budget", "inflight", "shutdown"}
+var shedNames = [numShed]string{"budget", "inflight", "shutdown", "deadline"}
+
+// closeReason is why a pooled upstream connection was closed instead of
+// reused: bidguard_upstream_conns_closed_total{reason}.
+type closeReason uint8
+
+const (
+	closedIdle  closeReason = iota // idle longer than upstreams[].idleTimeoutMs
+	closedStale                    // found closed by the bidder before reuse
+	closedStray                    // bytes the bidder sent outside an answer
+	numCloseReasons
+)
+
+var closeReasonNames = [numCloseReasons]string{"idle", "stale", "stray"}
+
+// clientMeters are the upstream clients' series, shared by every pool.
+type clientMeters struct {
+	closed [numCloseReasons]*metrics.Counter
+}
 
 // stage is where in the bid path a request is, for
 // bidguard_panics_total{where}.
@@ -93,6 +112,9 @@ type meters struct {
 	shed   [numShed]*metrics.Counter
 	panics [numStages]*metrics.Counter
 	none   *upstreamMeters
+	client clientMeters
+	// logSuppressed counts rejection log lines over log.rejectionsPerSecond.
+	logSuppressed *metrics.Counter
 
 	// The exchange listener: accept errors retried, connections closed
 	// over limits.maxConns (the open count is a gauge, see connections).
@@ -118,6 +140,8 @@ type upstreamMeters struct {
 	requests [numOutcomes]*metrics.Counter
 	errors   [numKinds]*metrics.Counter
 	duration *metrics.Histogram
+	// resends counts requests sent once more on a new connection.
+	resends *metrics.Counter
 }
 
 // seatMeters are bidguard_bids_total for one seat label.
@@ -138,6 +162,10 @@ func newMeters() *meters {
 	for i := range m.panics {
 		m.panics[i] = m.set.GetOrCreateCounter(series("bidguard_panics_total", "where", stageNames[i]))
 	}
+	for i := range m.client.closed {
+		m.client.closed[i] = m.set.GetOrCreateCounter(series("bidguard_upstream_conns_closed_total", "reason", closeReasonNames[i]))
+	}
+	m.logSuppressed = m.set.GetOrCreateCounter("bidguard_rejection_log_suppressed_total")
 	m.none = m.upstream(upstreamNone)
 	m.acceptErrors = m.set.GetOrCreateCounter("bidguard_accept_errors_total")
 	m.connsRefused = m.set.GetOrCreateCounter("bidguard_connections_refused_total")
@@ -193,6 +221,7 @@ func (m *meters) upstream(name string) *upstreamMeters {
 		u.errors[i] = m.set.GetOrCreateCounter(series("bidguard_upstream_errors_total", "upstream", name, "kind", kindNames[i]))
 	}
 	u.duration = m.set.GetOrCreateHistogram(series("bidguard_upstream_duration_seconds", "upstream", name))
+	u.resends = m.set.GetOrCreateCounter(series("bidguard_upstream_resends_total", "upstream", name))
 	return u
 }
 

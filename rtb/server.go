@@ -57,11 +57,12 @@ type Server struct {
 	holder *engine.Holder
 	log    *slog.Logger
 	ua     []byte
-	dial   func(addr string) (net.Conn, error)
 	audit  func(*engine.Snapshot, *engine.Eval, *engine.Outcome)
 	meters *meters
 
 	limiter  pool.Limiter
+	cost     judgeCost
+	rejects  rejectLog
 	draining atomic.Bool
 	cur      atomic.Pointer[state]
 	lastLog  atomic.Int64 // unix nanos of the last panic report
@@ -76,7 +77,7 @@ type Server struct {
 	stopOnce sync.Once
 
 	mu        sync.Mutex // guards install, clients, listeners
-	clients   map[clientKey]*fasthttp.HostClient
+	clients   pools
 	listeners []net.Listener
 
 	srv, admin *fasthttp.Server
@@ -103,11 +104,11 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 		holder:  h,
 		log:     opt.Logger,
 		ua:      []byte("bidguard/" + opt.Version),
-		dial:    opt.Dial,
 		audit:   opt.Audit,
 		meters:  newMeters(),
-		clients: map[clientKey]*fasthttp.HostClient{},
+		clients: pools{dial: opt.Dial, byKey: map[clientKey]*hostPool{}},
 	}
+	s.clients.m = &s.meters.client
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -122,6 +123,7 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 	s.meters.connections(func() float64 { return float64(s.open.Load()) })
 	s.gov, s.govStop = newGovernor(), make(chan struct{})
 	s.meters.inflightLimit(func() float64 { return float64(s.gov.effective(s.maxInFlight())) })
+	s.rejects = rejectLog{log: s.log, suppressed: s.meters.logSuppressed}
 	maxBody := 256 << 10
 	idle := 10 * time.Second
 	if snap := h.Load(); snap != nil {
@@ -144,10 +146,12 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 		ReadTimeout:                  exchangeReadTimeout,
 		WriteTimeout:                 exchangeWriteTimeout,
 		IdleTimeout:                  idle,
-		// Idle connections hold no read or write buffer (4 KiB each), and
-		// idle worker goroutines (one per connection served) end after a
-		// second instead of fasthttp's 10 s.
-		ReduceMemoryUsage:     true,
+		// Idle worker goroutines (one per connection served) end after a
+		// second instead of fasthttp's 10 s. ReduceMemoryUsage stays off: it
+		// releases and re-acquires the connection's buffers around every
+		// request (an allocation and two pool round trips each); idle
+		// connections are bounded instead by limits.idleTimeoutMs and
+		// limits.maxConns.
 		MaxIdleWorkerDuration: time.Second,
 		// The connection cap is the listener's (limits.maxConns); fasthttp's
 		// own would answer 503 and is kept out of the way.
@@ -194,33 +198,20 @@ func (s *Server) install(snap *engine.Snapshot) (*state, error) {
 		m:       s.meters.forSnapshot(snap),
 	}
 	var errs []error
+	keep := map[*hostPool]bool{}
 	for _, u := range cfg.Upstreams {
-		key, uri, err := parseUpstream(u, cfg.Limits)
+		up, err := newUpstream(u, cfg, s.ua, &s.clients, s.meters.upstream(u.Name))
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		c := s.clients[key]
-		if c == nil {
-			c = newClient(key, s.dial)
-			s.clients[key] = c
-		}
-		path := u.Path
-		if path == "" {
-			path = "/"
-		}
-		st.routes[path] = &upstream{
-			name:     u.Name,
-			uri:      uri,
-			gzip:     u.AcceptEncoding == "gzip",
-			deadline: u.Deadline.Apply(cfg.Deadline),
-			client:   c,
-			m:        s.meters.upstream(u.Name),
-		}
+		keep[up.pool] = true
+		st.routes[up.path] = up
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	s.clients.retain(keep)
 	s.cur.Store(st)
 	return st, nil
 }
@@ -341,10 +332,9 @@ wait:
 		_ = ln.Close() // Serve has returned or never started; the error is moot
 	}
 	s.mu.Lock()
-	for _, c := range s.clients {
-		c.CloseIdleConnections()
-	}
+	s.clients.closeAll()
 	s.mu.Unlock()
+	s.rejects.flush()
 	return errors.Join(err, err2)
 }
 

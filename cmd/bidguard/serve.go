@@ -43,13 +43,15 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "serve: %v\n", flagErr(err, fs))
 		return 2
 	}
-	switch {
-	case f.demo && f.upstream != "":
+	if f.demo && f.upstream != "" {
 		fmt.Fprintln(stderr, "serve: --demo and --upstream cannot be combined")
 		return 2
-	case f.upstream != "" && !strings.HasPrefix(f.upstream, "http://") && !strings.HasPrefix(f.upstream, "https://"):
-		fmt.Fprintf(stderr, "serve: --upstream: %q is not an http(s) URL\n", f.upstream)
-		return 2
+	}
+	if f.upstream != "" {
+		if _, err := engine.ParseUpstreamURL(f.upstream); err != nil {
+			fmt.Fprintf(stderr, "serve: --upstream: %v\n", err)
+			return 2
+		}
 	}
 	// SIGHUP is caught from here on: from now on it never kills serve, and
 	// one sent during startup is handled once the reload loop runs.

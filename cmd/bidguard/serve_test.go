@@ -70,6 +70,7 @@ func TestServeStartupErrors(t *testing.T) {
 	f(2, "extra-arg")
 	f(2, "--demo", "--upstream", "http://127.0.0.1:1/")
 	f(2, "--upstream", "ftp://bidder/")
+	require.Contains(t, f(2, "--upstream", "http://u:p@127.0.0.1:1/"), "credentials in the URL are not supported")
 
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
