@@ -78,8 +78,9 @@ func TestServeStartupErrors(t *testing.T) {
 	require.Contains(t, f(1, "--config", loopbackConfig(t), "--listen", busy.Addr().String()), "address already in use")
 }
 
-// TestServeDemo runs serve --demo on the embedded policy: the rotating mix
-// of the demo bidder is forwarded, filtered, filtered, then refused.
+// TestServeDemo runs serve --demo on the embedded policy with the README's
+// quick-start request: every answer of the demo bidder is filtered (a bad
+// bid per imp removed, the good ones forwarded) and each removal is logged.
 func TestServeDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -95,19 +96,22 @@ func TestServeDemo(t *testing.T) {
 		return m != nil
 	}, 5*time.Second, 10*time.Millisecond)
 
-	req := `{"id":"r1","tmax":500,"imp":[{"id":"1","banner":{"w":300,"h":250},"bidfloor":0.5},{"id":"2","video":{"mimes":["video/mp4"],"w":640,"h":480}}]}`
-	var statuses []int
-	var rejected []string
-	for range 4 {
-		resp, err := http.Post("http://"+addr+"/any/path", "application/json", strings.NewReader(req))
+	req, err := os.ReadFile("../../configs/demo/request.json")
+	require.NoError(t, err)
+	for i := range 4 {
+		resp, err := http.Post("http://"+addr+"/any/path", "application/json", bytes.NewReader(req))
 		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		statuses = append(statuses, resp.StatusCode)
-		rejected = append(rejected, resp.Header.Get("X-Bidguard-Rejected"))
+		require.Equal(t, 200, resp.StatusCode, "request %d; stderr: %s", i, errOut.String())
+		require.Equal(t, "2", resp.Header.Get("X-Bidguard-Rejected"), "request %d", i)
+		require.Contains(t, string(body), `"good-1"`)
+		require.Contains(t, string(body), `"good-2"`)
+		require.NotContains(t, string(body), `"bad-`)
 	}
-	require.Equal(t, []int{200, 200, 200, 204}, statuses, "stderr: %s", errOut.String())
-	require.Equal(t, []string{"0", "2", "2", "2"}, rejected)
+	for _, gate := range []string{"rtb.impid-match", "rtb.bid-sanity", "rtb.adomain-verify"} {
+		require.Contains(t, errOut.String(), "gate="+gate, "the rejection log names the gate")
+	}
 	cancel()
 	select {
 	case code := <-done:
