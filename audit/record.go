@@ -8,10 +8,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/bidguard/bidguard/jsonraw"
 	"hash"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -167,68 +167,39 @@ func appendLine(b []byte, r *Record) []byte {
 	b = append(b, `,"ts":"`...)
 	b = r.TS.UTC().AppendFormat(b, tsLayout)
 	b = append(b, `","kind":`...)
-	b = appendString(b, string(r.Kind))
+	b = jsonraw.AppendString(b, string(r.Kind))
 	b = append(b, `,"req_id":`...)
-	b = appendString(b, r.ReqID)
+	b = jsonraw.AppendString(b, r.ReqID)
 	b = append(b, `,"seat":`...)
-	b = appendString(b, r.Seat)
+	b = jsonraw.AppendString(b, r.Seat)
 	b = append(b, `,"bid_id":`...)
-	b = appendString(b, r.BidID)
+	b = jsonraw.AppendString(b, r.BidID)
 	b = append(b, `,"crid":`...)
-	b = appendString(b, r.CRID)
+	b = jsonraw.AppendString(b, r.CRID)
 	b = append(b, `,"adomain":[`...)
 	for i, d := range r.ADomain {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendString(b, d)
+		b = jsonraw.AppendString(b, d)
 	}
 	b = append(b, `],"price_micros":`...)
 	b = strconv.AppendInt(b, r.PriceMicros, 10)
 	b = append(b, `,"gate":`...)
-	b = appendString(b, r.Gate)
+	b = jsonraw.AppendString(b, r.Gate)
 	b = append(b, `,"reason":`...)
-	b = appendString(b, r.Reason)
+	b = jsonraw.AppendString(b, r.Reason)
 	b = append(b, `,"nbr":`...)
 	b = strconv.AppendInt(b, int64(r.NBR), 10)
 	b = append(b, `,"loss":`...)
 	b = strconv.AppendInt(b, int64(r.Loss), 10)
 	b = append(b, `,"policy":`...)
-	b = appendString(b, r.Policy)
+	b = jsonraw.AppendString(b, r.Policy)
 	b = append(b, `,"prev":"`...)
 	b = hex.AppendEncode(b, r.Prev[:])
 	b = append(b, `","mac":"`...)
 	b = hex.AppendEncode(b, r.MAC[:])
 	return append(b, "\"}\n"...)
-}
-
-const hexDigits = "0123456789abcdef"
-
-func appendString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-		}
-		start = i + 1
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
 }
 
 var errNotCanonical = errors.New("record is not in canonical form")
@@ -377,83 +348,27 @@ func (p *lineParser) int() int64 {
 	return int64(u)
 }
 
-// str reads a string with only the escapes appendString writes.
+// str reads a string. Any escape JSON allows is read here; parseLine's
+// re-encoding then refuses every spelling the writer would not have made.
 func (p *lineParser) str() string {
-	p.lit(`"`)
 	if p.err != nil {
 		return ""
 	}
-	var out []byte
-	start := p.i
-	for p.i < len(p.b) {
-		c := p.b[p.i]
-		switch {
-		case c == '"':
-			if out == nil {
-				s := string(p.b[start:p.i])
-				p.i++
-				if !utf8.ValidString(s) {
-					p.fail("invalid UTF-8")
-				}
-				return s
-			}
-			out = append(out, p.b[start:p.i]...)
-			p.i++
-			if !utf8.Valid(out) {
-				p.fail("invalid UTF-8")
-			}
-			return string(out)
-		case c < 0x20:
-			p.fail("control character in a string")
-			return ""
-		case c == '\\':
-			out = append(out, p.b[start:p.i]...)
-			e, ok := p.escape()
-			if !ok {
-				p.fail("unexpected escape")
-				return ""
-			}
-			out = append(out, e)
-			start = p.i
-		default:
-			p.i++
-		}
+	if p.i >= len(p.b) || p.b[p.i] != '"' {
+		p.fail(`want "\""`)
+		return ""
 	}
-	p.fail("unterminated string")
-	return ""
-}
-
-// escape reads one escape at p.i: \" \\ \n \r \t or \u00XX below 0x20.
-func (p *lineParser) escape() (byte, bool) {
-	rest := p.b[p.i:]
-	if len(rest) < 2 {
-		return 0, false
+	end, escaped := jsonraw.StringEnd(p.b, p.i)
+	if end < 0 {
+		p.fail("unterminated string")
+		return ""
 	}
-	switch rest[1] {
-	case '"', '\\':
-		p.i += 2
-		return rest[1], true
-	case 'n':
-		p.i += 2
-		return '\n', true
-	case 'r':
-		p.i += 2
-		return '\r', true
-	case 't':
-		p.i += 2
-		return '\t', true
-	case 'u':
-		if len(rest) < 6 || rest[2] != '0' || rest[3] != '0' {
-			return 0, false
-		}
-		hi, lo := strings.IndexByte(hexDigits, rest[4]), strings.IndexByte(hexDigits, rest[5])
-		if hi < 0 || hi > 1 || lo < 0 {
-			return 0, false
-		}
-		p.i += 6
-		return byte(hi<<4 | lo), true
+	body := p.b[p.i+1 : end-1]
+	p.i = end
+	if !escaped {
+		return string(body)
 	}
-	return 0, false
+	return string(jsonraw.Unescape(nil, body))
 }
 
 // hash reads 64 lowercase hex digits in quotes.

@@ -42,6 +42,8 @@ type Config struct {
 	Admin Admin `yaml:"admin"`
 	// Quarantine configures the anomaly detector.
 	Quarantine Quarantine `yaml:"quarantine"`
+	// Log configures what serve logs beside startup and errors.
+	Log Log `yaml:"log"`
 	// Policy is the default policy. Left out (or without gates), it runs the
 	// gates of the embedded default policy.
 	Policy PolicyConfig `yaml:"policy"`
@@ -61,6 +63,12 @@ type Upstream struct {
 	Deadline DeadlineOverride `yaml:"deadline"`
 	// AcceptEncoding may be "gzip" to ask the bidder for compressed answers.
 	AcceptEncoding string `yaml:"acceptEncoding"`
+	// IdleTimeoutMs closes pooled connections idle longer (default 4000;
+	// keep it below the bidder's own idle timeout; 0: no keep-alive).
+	IdleTimeoutMs *int `yaml:"idleTimeoutMs"`
+	// OnError is what the exchange gets on a bidder failure: nobid (204,
+	// the default) or status (504 for a timeout, 502 otherwise).
+	OnError string `yaml:"onError"`
 }
 
 // Limits bound bodies, concurrency and bids. Each must be > 0: a limit of 0
@@ -70,6 +78,13 @@ type Limits struct {
 	MaxResponseBytes int `yaml:"maxResponseBytes"` // default 1048576 (1 MiB), also after decompression
 	MaxInFlight      int `yaml:"maxInFlight"`      // default 2048
 	MaxBids          int `yaml:"maxBids"`          // default 1000
+	// MaxConns caps the exchange listener's open connections; excess ones
+	// are closed at once. 0 (the default): derived at start from
+	// RLIMIT_NOFILE (rtb.DefaultMaxConns).
+	MaxConns int `yaml:"maxConns"`
+	// IdleTimeoutMs closes exchange keep-alive connections idle this long
+	// (default 10000). Read at start: a reload changes it at the next start.
+	IdleTimeoutMs int `yaml:"idleTimeoutMs"`
 }
 
 // Deadline is DESIGN.md "Deadlines", in milliseconds.
@@ -112,6 +127,22 @@ type Audit struct {
 	FsyncEvery   int    `yaml:"fsyncEvery"`   // records between fsyncs (64; > 0)
 	SegmentBytes int64  `yaml:"segmentBytes"` // rotation size (64 MiB; at least 4096)
 	Queue        int    `yaml:"queue"`        // records queued before dropping (65536; > 0)
+}
+
+// Log configures serve's log of the bid path.
+type Log struct {
+	// RejectionsPerSecond caps the lines of the rejection log (one per
+	// rejected or warned bid: seat, bid id, gate, reason); suppressed lines
+	// are counted in the next line. Default 10; 0 turns the log off.
+	RejectionsPerSecond *int `yaml:"rejectionsPerSecond"`
+}
+
+// RejectionRate is log.rejectionsPerSecond with its default applied.
+func (l Log) RejectionRate() int {
+	if l.RejectionsPerSecond == nil {
+		return DefaultRejectionsPerSecond
+	}
+	return *l.RejectionsPerSecond
 }
 
 // Admin configures the admin listener's protected endpoints.
@@ -233,7 +264,7 @@ func DefaultConfig() Config {
 	return Config{
 		Listen:       "127.0.0.1:8080",
 		AdminListen:  "127.0.0.1:9090",
-		Limits:       Limits{MaxRequestBytes: 262144, MaxResponseBytes: 1048576, MaxInFlight: 2048, MaxBids: 1000},
+		Limits:       Limits{MaxRequestBytes: 262144, MaxResponseBytes: 1048576, MaxInFlight: 2048, MaxBids: 1000, IdleTimeoutMs: 10000},
 		Deadline:     Deadline{DefaultTmaxMs: 200, MaxTmaxMs: 1000, ReturnMarginMs: 5, GateReserveMs: 7, MinBidderMs: 10},
 		ReloadPollMs: 1000,
 		Audit:        Audit{FsyncEvery: 64, SegmentBytes: 64 << 20, Queue: 65536},
@@ -277,6 +308,11 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	var errs []error
 	if err := decodeStrict(name, data, &c); err != nil {
 		return nil, err
+	}
+	for i := range c.Upstreams {
+		if c.Upstreams[i].OnError == "" {
+			c.Upstreams[i].OnError = OnErrorNoBid
+		}
 	}
 	if c.Policy.Gates == nil {
 		g, err := defaultGates()
@@ -380,8 +416,14 @@ func (c *Config) validateStatic(name string) []error {
 			bad("%s.name: %q may not contain '/' or spaces", p, u.Name)
 		}
 		names[u.Name] = true
-		if !strings.HasPrefix(u.URL, "http://") && !strings.HasPrefix(u.URL, "https://") {
-			bad("%s.url: %q is not an http(s) URL", p, u.URL)
+		if _, err := ParseUpstreamURL(u.URL); err != nil {
+			bad("%s.url: %v", p, err)
+		}
+		if u.IdleTimeoutMs != nil && *u.IdleTimeoutMs < 0 {
+			bad("%s.idleTimeoutMs: must be >= 0", p)
+		}
+		if u.OnError != OnErrorNoBid && u.OnError != OnErrorStatus {
+			bad("%s.onError: %q is not nobid or status", p, u.OnError)
 		}
 		if u.Path == "" {
 			c.Upstreams[i].Path = "/"
@@ -400,14 +442,20 @@ func (c *Config) validateStatic(name string) []error {
 	}
 	l := c.Limits
 	for k, v := range map[string]int{"maxRequestBytes": l.MaxRequestBytes, "maxResponseBytes": l.MaxResponseBytes,
-		"maxInFlight": l.MaxInFlight, "maxBids": l.MaxBids} {
+		"maxInFlight": l.MaxInFlight, "maxBids": l.MaxBids, "idleTimeoutMs": l.IdleTimeoutMs} {
 		if v <= 0 {
 			bad("limits.%s: must be > 0", k)
 		}
 	}
+	if l.MaxConns < 0 {
+		bad("limits.maxConns: must be >= 0 (0: derived from RLIMIT_NOFILE)")
+	}
 	errs = append(errs, validateDeadline(name, "deadline", c.Deadline)...)
 	if c.ReloadPollMs <= 0 {
 		bad("reloadPollMs: must be > 0")
+	}
+	if r := c.Log.RejectionsPerSecond; r != nil && *r < 0 {
+		bad("log.rejectionsPerSecond: must be >= 0")
 	}
 	if c.Audit.FsyncEvery <= 0 {
 		bad("audit.fsyncEvery: must be > 0")

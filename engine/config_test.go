@@ -41,7 +41,7 @@ func TestSeatsDir(t *testing.T) {
 func TestEmbeddedDefaultsApplied(t *testing.T) {
 	cfg, err := engine.ParseConfig("x.yaml", []byte("{}"))
 	require.NoError(t, err)
-	require.Equal(t, engine.Limits{MaxRequestBytes: 262144, MaxResponseBytes: 1048576, MaxInFlight: 2048, MaxBids: 1000}, cfg.Limits)
+	require.Equal(t, engine.Limits{MaxRequestBytes: 262144, MaxResponseBytes: 1048576, MaxInFlight: 2048, MaxBids: 1000, IdleTimeoutMs: 10000}, cfg.Limits)
 	require.Equal(t, engine.Deadline{DefaultTmaxMs: 200, MaxTmaxMs: 1000, ReturnMarginMs: 5, GateReserveMs: 7, MinBidderMs: 10}, cfg.Deadline)
 	require.Equal(t, "drop", cfg.Policy.OnDeadline)
 	d := engine.DeadlineOverride{MinBidderMs: new(int)}
@@ -198,4 +198,15 @@ func TestKubernetesExampleRunsTheDefaultPolicy(t *testing.T) {
 		return out
 	}
 	require.Equal(t, gateNames(configs.DefaultName, configs.Default), gateNames("sidecar.yaml", []byte(file)))
+}
+
+func TestListenerLimits(t *testing.T) {
+	cfg, err := engine.ParseConfig("x.yaml", []byte("limits: {maxConns: 0, idleTimeoutMs: 2500}\n"))
+	require.NoError(t, err)
+	require.Zero(t, cfg.Limits.MaxConns, "0: derived at start")
+	require.Equal(t, 2500, cfg.Limits.IdleTimeoutMs)
+	for _, bad := range []string{"limits: {maxConns: -1}\n", "limits: {idleTimeoutMs: 0}\n"} {
+		_, err := engine.ParseConfig("x.yaml", []byte(bad))
+		require.Error(t, err, bad)
+	}
 }

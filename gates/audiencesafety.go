@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/jsonraw"
 	"github.com/prebid/openrtb/v20/openrtb2"
 )
 
@@ -208,10 +209,10 @@ var _ engine.BidGate = (*audienceSafety)(nil)
 // regsExtCOPPA reports whether regs.ext.coppa is the number 1 (the alias
 // some exchanges send), compared as a value: 1, 1.0 and 1e0 are 1.
 func regsExtCOPPA(ext []byte) bool {
-	v, ok := jsonLookup(ext, "coppa")
+	v, ok := jsonraw.Lookup(ext, "coppa")
 	if !ok {
 		return false
 	}
-	n, isInt := jsonInt(v)
+	n, isInt := jsonraw.Int(v)
 	return isInt && n == 1
 }

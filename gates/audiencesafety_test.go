@@ -190,3 +190,25 @@ func BenchmarkAudienceSafety(b *testing.B) {
 		}
 	}
 }
+
+func TestRegsExtCOPPA(t *testing.T) {
+	f := func(ext string, want bool) {
+		t.Helper()
+		require.Equal(t, want, regsExtCOPPA([]byte(ext)), ext)
+	}
+	f(`{"coppa":1}`, true)
+	f(` { "a" : {"coppa":0, "x":[1,{"y":"}"}]} , "coppa" : 1 } `, true) // nested members are not top-level
+	f(`{"coppa":1,"coppa":0}`, false)                                   // the last one wins
+	f(`{"coppa":0,"COPPA":1}`, true)                                    // keys differing only in case too
+	f(`{"s":"a,\"b\\","coppa":"1"}`, false)
+	f(`{"coppa":true}`, false)
+	f(`{"coppa":1.0}`, true) // numbers compare as values
+	f(`{"coppa":1e0}`, true)
+	f(`{"coppa":10E-1}`, true)
+	f(`{"coppa":0.1e1}`, true)
+	f(`{"coppa":1.5}`, false)
+	f(`{"coppa":2}`, false)
+	f(`{"x":{"coppa":1}}`, false)
+	f(``, false)
+	f(`null`, false)
+}

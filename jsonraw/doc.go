@@ -13,11 +13,16 @@
 // wherever it stands (GATES.md, "Matching values"). It records whether the
 // strings held invalid UTF-8, which encoding/json tolerates.
 //
-// Everything else (SkipSpace, StringEnd, ValueEnd, Object, Array, Lookup,
-// KeyIs, Keys, Rune, Unescape, StringLen, Int) reads documents that Validate
-// accepted, or values cut from them, and does not re-check syntax. On
-// malformed input it never panics and never reads out of bounds: it stops
-// and reports "not found" (-1, false).
+// The readers (SkipSpace, StringEnd, ValueEnd, Object and Members, Array
+// and Elements, Lookup, IsNull, KeyIs, Keys, Rune, Hex4, NeedsUnescape,
+// Unescape, StringLen, Float, Int) read documents that Validate accepted, or
+// values cut from them, and do not re-check syntax. On malformed input they
+// never panic and never read out of bounds: they stop and report "not
+// found" (-1, false).
+//
+// The writers append to a caller's buffer: AppendString and AppendFloat
+// exactly what encoding/json writes, AppendValidUTF8 raw JSON with its
+// invalid UTF-8 escaped as \ufffd.
 //
 // # Keys
 //

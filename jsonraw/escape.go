@@ -1,6 +1,7 @@
 package jsonraw
 
 import (
+	"bytes"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -100,25 +101,43 @@ func NeedsUnescape(s []byte) bool {
 // (the bytes between the quotes) decode to, exactly as encoding/json decodes
 // it (see Rune), and returns the extended buffer.
 func Unescape(dst, s []byte) []byte {
+	for len(s) > 0 {
+		run := bytes.IndexByte(s, '\\')
+		if run < 0 {
+			run = len(s)
+		}
+		if utf8.Valid(s[:run]) {
+			dst = append(dst, s[:run]...)
+		} else {
+			dst = appendValidRunes(dst, s[:run])
+		}
+		if run == len(s) {
+			break
+		}
+		var r rune
+		r, run = Rune(s, run)
+		dst = utf8.AppendRune(dst, r)
+		s = s[run:]
+	}
+	return dst
+}
+
+// appendValidRunes appends s, which holds no escape, with each byte of
+// invalid UTF-8 replaced by U+FFFD.
+func appendValidRunes(dst, s []byte) []byte {
 	start := 0
 	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' && c < utf8.RuneSelf {
+		if s[i] < utf8.RuneSelf {
 			i++
 			continue
 		}
-		if c != '\\' {
-			r, w := utf8.DecodeRune(s[i:])
-			if r != utf8.RuneError || w != 1 {
-				i += w
-				continue
-			}
+		r, w := utf8.DecodeRune(s[i:])
+		if r == utf8.RuneError && w == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = utf8.AppendRune(dst, utf8.RuneError)
+			start = i + 1
 		}
-		dst = append(dst, s[start:i]...)
-		var r rune
-		r, i = Rune(s, i)
-		dst = utf8.AppendRune(dst, r)
-		start = i
+		i += w
 	}
 	return append(dst, s[start:]...)
 }

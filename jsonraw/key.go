@@ -105,6 +105,15 @@ func (k *Keys) Name(i int) string { return k.names[i] }
 // -1: the name equal to the unescaped key when there is one, else the first
 // name, in list order, equal to it under simple case folding.
 func (k *Keys) Match(raw []byte) int {
+	// The usual case first: the key as written is a name. Names hold no
+	// backslash, so such a key has no escape and is that name exactly.
+	if len(raw) > 0 && len(raw) < len(k.byLen) {
+		for _, i := range k.byLen[len(raw)] {
+			if n := k.names[i]; n[0] == raw[0] && n == string(raw) {
+				return i
+			}
+		}
+	}
 	plain := true
 	for _, c := range raw {
 		if c == '\\' || c >= utf8.RuneSelf {
@@ -116,13 +125,7 @@ func (k *Keys) Match(raw []byte) int {
 		if len(raw) >= len(k.byLen) {
 			return -1
 		}
-		cands := k.byLen[len(raw)]
-		for _, i := range cands {
-			if k.names[i] == string(raw) {
-				return i
-			}
-		}
-		for _, i := range cands {
+		for _, i := range k.byLen[len(raw)] {
 			if asciiEqualFold(k.names[i], raw) {
 				return i
 			}

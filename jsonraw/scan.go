@@ -1,6 +1,6 @@
 package jsonraw
 
-import "bytes"
+import "encoding/binary"
 
 // isSpace marks JSON whitespace; isStructural the bytes that matter when
 // skipping a container; isDelim the bytes that end a number or literal.
@@ -23,20 +23,32 @@ func SkipSpace(b []byte, i int) int {
 // (b[i] is '"'), and whether its contents hold a backslash escape. end is -1
 // when the string is not closed.
 func StringEnd(b []byte, i int) (end int, escaped bool) {
-	i++
-	for i <= len(b) {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
+	j := i + 1
+	for {
+		for j+8 <= len(b) && !quoteOrBackslash(binary.LittleEndian.Uint64(b[j:])) {
+			j += 8
+		}
+		for j < len(b) && b[j] != '"' && b[j] != '\\' {
+			j++
+		}
+		if j >= len(b) {
 			return -1, escaped
 		}
-		bs := bytes.IndexByte(b[i:i+q], '\\')
-		if bs < 0 {
-			return i + q + 1, escaped
+		if b[j] == '"' {
+			return j + 1, escaped
 		}
 		escaped = true
-		i += bs + 2 // the backslash and the byte it escapes
+		j += 2 // the backslash and the byte it escapes
 	}
-	return -1, escaped
+}
+
+// quoteOrBackslash reports whether any of the eight bytes of x is a quote or
+// a backslash (SWAR: a zero byte of v sets its high bit in (v - lo) &^ v).
+func quoteOrBackslash(x uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (lo * '"')
+	b := x ^ (lo * '\\')
+	return ((q-lo)&^q|(b-lo)&^b)&hi != 0
 }
 
 // ValueEnd returns the index just past the value that starts at b[i], or -1
@@ -94,6 +106,7 @@ type Members struct {
 	i          int
 	start, end int
 	started    bool
+	closed     bool
 }
 
 // Object starts iterating the object v (leading whitespace allowed); ok is
@@ -114,6 +127,7 @@ func (m *Members) Next() (key, val []byte, ok bool) {
 	i := SkipSpace(b, m.i)
 	m.i = len(b)
 	if i < len(b) && b[i] == '}' {
+		m.closed = true
 		return nil, nil, false
 	}
 	if m.started {
@@ -144,6 +158,10 @@ func (m *Members) Next() (key, val []byte, ok bool) {
 	m.i, m.start, m.end = ve, ks, ve
 	return key, b[i:ve], true
 }
+
+// Complete reports whether Next reached the object's closing brace, rather
+// than stopping at malformed input.
+func (m *Members) Complete() bool { return m.closed }
 
 // Span returns where the member last returned by Next lies in the object
 // given to Object: from its key's opening quote to just past its value, so

@@ -192,18 +192,23 @@ func member(data []byte, i int, bad bool) (int, bool, *Error) {
 func scanString(data []byte, i int, bad bool) (int, bool, *Error) {
 	j := i + 1
 	for j < len(data) {
-		for j+8 <= len(data) && !specialInWord(binary.LittleEndian.Uint64(data[j:])) {
-			j += 8
-		}
-		if j >= len(data) {
-			break
-		}
-		c := data[j]
-		if plainString[c] {
+		// Short runs byte by byte; a long one eight bytes at a time.
+		k := min(j+16, len(data))
+		for j < k && plainString[data[j]] {
 			j++
-			continue
 		}
-		switch {
+		if j == k {
+			for j+8 <= len(data) && !specialInWord(binary.LittleEndian.Uint64(data[j:])) {
+				j += 8
+			}
+			for j < len(data) && plainString[data[j]] {
+				j++
+			}
+			if j >= len(data) {
+				break
+			}
+		}
+		switch c := data[j]; {
 		case c == '"':
 			return j + 1, bad, nil
 		case c == '\\':

@@ -167,6 +167,7 @@ func checkReaders(t *testing.T, v []byte) {
 			n++
 		}
 		require.Equal(t, len(want), n, "%q", v)
+		require.True(t, m.Complete())
 		return
 	}
 	if a, ok := Array(v); ok {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
-	"github.com/bidguard/bidguard/gates"
 )
 
 // loadSnapshot reads and compiles a config file; path "" is the embedded
@@ -31,7 +30,7 @@ func loadSnapshot(path string) (*engine.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Compile(cfg, name, data, gates.Builtin())
+	return engine.Compile(cfg, name, data, registry())
 }
 
 // isUnreadable reports whether err is about reading the file rather than its content.

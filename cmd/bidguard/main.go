@@ -1,6 +1,6 @@
 // Command bidguard is the OpenRTB bid-response validation sidecar.
 //
-//	bidguard serve [--config FILE] [--listen ADDR] [--upstream URL] [--demo]
+//	bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo]
 //	bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all] [--audit FILE]
 //	bidguard config validate [--config FILE]
 //	bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...
@@ -19,7 +19,7 @@ import (
 var version = "dev"
 
 const usage = `usage:
-  bidguard serve [--config FILE] [--listen ADDR] [--upstream URL] [--demo]
+  bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo]
   bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all] [--audit FILE]
   bidguard config validate [--config FILE]
   bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...

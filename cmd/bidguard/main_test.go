@@ -122,6 +122,13 @@ func TestConfigValidate(t *testing.T) {
 	code, _, errOut = runCmd("config", "validate", "--config", filepath.Join(dir, "bad.yaml"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, `unknown key "extra"`)
+	// An upstream URL serve would refuse is refused here too.
+	dir2 := files(t, "url.yaml", "upstreams: [{name: a, url: 'http://u:p@127.0.0.1:1/', onError: loud}]\n")
+	code, _, errOut = runCmd("config", "validate", "--config", filepath.Join(dir2, "url.yaml"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "upstreams[0].url")
+	require.Contains(t, errOut, "credentials in the URL are not supported")
+	require.Contains(t, errOut, `upstreams[0].onError: "loud" is not nobid or status`)
 	code, _, _ = runCmd("config", "validate", "--config", filepath.Join(dir, "nope.yaml"))
 	require.Equal(t, 2, code)
 	code, _, _ = runCmd("config", "validate", "--bogus")

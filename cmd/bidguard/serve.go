@@ -23,8 +23,8 @@ const shutdownGrace = 10 * time.Second
 
 // serveFlags are the flags of `bidguard serve`.
 type serveFlags struct {
-	config, listen, upstream string
-	demo                     bool
+	config, listen, admin, upstream string
+	demo                            bool
 }
 
 // runServe is `bidguard serve`: exit 0 after a graceful shutdown on SIGTERM
@@ -36,19 +36,22 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "config file (default: the embedded config)")
 	fs.StringVar(&f.listen, "listen", "", "exchange-facing address (replaces listen)")
+	fs.StringVar(&f.admin, "admin", "", "admin address: /metrics, /healthz, /readyz (replaces adminListen)")
 	fs.StringVar(&f.upstream, "upstream", "", "bidder URL (replaces upstreams by {name: default, url: URL, path: /})")
 	fs.BoolVar(&f.demo, "demo", false, "start a demo bidder on loopback and route to it")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "serve: %v\n", flagErr(err, fs))
 		return 2
 	}
-	switch {
-	case f.demo && f.upstream != "":
+	if f.demo && f.upstream != "" {
 		fmt.Fprintln(stderr, "serve: --demo and --upstream cannot be combined")
 		return 2
-	case f.upstream != "" && !strings.HasPrefix(f.upstream, "http://") && !strings.HasPrefix(f.upstream, "https://"):
-		fmt.Fprintf(stderr, "serve: --upstream: %q is not an http(s) URL\n", f.upstream)
-		return 2
+	}
+	if f.upstream != "" {
+		if _, err := engine.ParseUpstreamURL(f.upstream); err != nil {
+			fmt.Fprintf(stderr, "serve: --upstream: %v\n", err)
+			return 2
+		}
 	}
 	// SIGHUP is caught from here on: from now on it never kills serve, and
 	// one sent during startup is handled once the reload loop runs.
@@ -64,6 +67,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 // polls the config for changes and reloads on each value received from hup.
 func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	injectProcessFaults()
 	fail := func(err error) int {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(stderr, "serve: %s\n", line)
@@ -133,6 +137,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	if err != nil {
 		return fail(err)
 	}
+	rtb.PrepareListener(ln, 250*time.Millisecond)
 	aln, err := net.Listen("tcp", cfg.AdminListen)
 	if err != nil {
 		_ = ln.Close()
@@ -189,11 +194,14 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	return code
 }
 
-// applyServeFlags applies --listen and --upstream to a freshly loaded
-// snapshot (before it is shared); a reload applies them again.
+// applyServeFlags applies --listen, --admin and --upstream to a freshly
+// loaded snapshot (before it is shared); a reload applies them again.
 func applyServeFlags(snap *engine.Snapshot, f serveFlags) {
 	if f.listen != "" {
 		snap.Config.Listen = f.listen
+	}
+	if f.admin != "" {
+		snap.Config.AdminListen = f.admin
 	}
 	if f.upstream != "" {
 		snap.Config.Upstreams = []engine.Upstream{{Name: "default", URL: f.upstream, Path: "/"}}
