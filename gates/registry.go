@@ -30,6 +30,7 @@ func Builtin() engine.Registry {
 		secureMarkupFactory,
 		tmaxGuardFactory,
 		uniqueBidIDFactory,
+		urlSafetyFactory,
 	}
 	r := make(engine.Registry, len(list))
 	for _, f := range list {
