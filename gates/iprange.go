@@ -79,22 +79,22 @@ func v6(b ...byte) (a [16]byte) { copy(a[:], b); return a }
 // README): 100::/64 discard-only, 2001:2::/48 benchmarking and 3fff::/20
 // documentation.
 var ipv6Ranges = [...]ipv6Range{
-	{v6(), 128, addrReserved, embedNone},                                         // ::/128 unspecified
+	{v6(), 128, addrReserved, embedNone},                                               // ::/128 unspecified
 	{v6(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1), 128, addrLoopback, embedNone}, // ::1/128
-	{v6(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff), 96, addrPublic, embedLast32},  // ::ffff:0:0/96 mapped
-	{v6(), 96, addrPublic, embedLast32},                                          // ::/96 compatible
-	{v6(0, 0x64, 0xff, 0x9b), 96, addrPublic, embedLast32},                       // 64:ff9b::/96 NAT64
-	{v6(0, 0x64, 0xff, 0x9b, 0, 1), 48, addrPublic, embedNAT64L},                 // 64:ff9b:1::/48 local NAT64
-	{v6(0x01), 64, addrReserved, embedNone},                                      // 100::/64 discard-only
-	{v6(0x20, 0x02), 16, addrPublic, embed6to4},                                  // 2002::/16 6to4
-	{v6(0x20, 0x01, 0, 0x02), 48, addrReserved, embedNone},                       // 2001:2::/48 benchmarking
-	{v6(0x20, 0x01), 32, addrPublic, embedTeredo},                                // 2001::/32 Teredo
-	{v6(0x20, 0x01, 0x0d, 0xb8), 32, addrReserved, embedNone},                    // 2001:db8::/32 documentation
-	{v6(0x3f, 0xff), 20, addrReserved, embedNone},                                // 3fff::/20 documentation
-	{v6(0xfc), 7, addrPrivate, embedNone},                                        // fc00::/7 unique local
-	{v6(0xfe, 0x80), 10, addrLinkLocal, embedNone},                               // fe80::/10
-	{v6(0xfe, 0xc0), 10, addrPrivate, embedNone},                                 // fec0::/10 site-local
-	{v6(0xff), 8, addrMulticast, embedNone},                                      // ff00::/8
+	{v6(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff), 96, addrPublic, embedLast32},        // ::ffff:0:0/96 mapped
+	{v6(), 96, addrPublic, embedLast32},                                                // ::/96 compatible
+	{v6(0, 0x64, 0xff, 0x9b), 96, addrPublic, embedLast32},                             // 64:ff9b::/96 NAT64
+	{v6(0, 0x64, 0xff, 0x9b, 0, 1), 48, addrPublic, embedNAT64L},                       // 64:ff9b:1::/48 local NAT64
+	{v6(0x01), 64, addrReserved, embedNone},                                            // 100::/64 discard-only
+	{v6(0x20, 0x02), 16, addrPublic, embed6to4},                                        // 2002::/16 6to4
+	{v6(0x20, 0x01, 0, 0x02), 48, addrReserved, embedNone},                             // 2001:2::/48 benchmarking
+	{v6(0x20, 0x01), 32, addrPublic, embedTeredo},                                      // 2001::/32 Teredo
+	{v6(0x20, 0x01, 0x0d, 0xb8), 32, addrReserved, embedNone},                          // 2001:db8::/32 documentation
+	{v6(0x3f, 0xff), 20, addrReserved, embedNone},                                      // 3fff::/20 documentation
+	{v6(0xfc), 7, addrPrivate, embedNone},                                              // fc00::/7 unique local
+	{v6(0xfe, 0x80), 10, addrLinkLocal, embedNone},                                     // fe80::/10
+	{v6(0xfe, 0xc0), 10, addrPrivate, embedNone},                                       // fec0::/10 site-local
+	{v6(0xff), 8, addrMulticast, embedNone},                                            // ff00::/8
 }
 
 // inPrefix reports whether the first bits of a equal those of p.
