@@ -22,6 +22,7 @@ func Builtin() engine.Registry {
 		floorFactory,
 		impidMatchFactory,
 		latencyFactory,
+		markupSafetyFactory,
 		mediaTypeFactory,
 		piiFactory,
 		requiredFieldsFactory,
