@@ -28,6 +28,7 @@ func Builtin() engine.Registry {
 		requiredFieldsFactory,
 		responseIDFactory,
 		schemaFactory,
+		seatPolicyFactory,
 		secureMarkupFactory,
 		tmaxGuardFactory,
 		uniqueBidIDFactory,
