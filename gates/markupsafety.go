@@ -304,19 +304,4 @@ func isTextAttribute(name []byte) bool {
 		len(name) > 5 && markupNameIs(name[:5], "aria-")
 }
 
-// vastClickThrough reports the VAST click-through elements (opened on a
-// click: secureMarkup does not read them, markupSafety checks them for
-// javascript:).
-func vastClickThrough(name []byte) bool {
-	switch len(name) {
-	case 12:
-		return markupNameIs(name, "clickthrough")
-	case 16:
-		return markupNameIs(name, "iconclickthrough")
-	case 21:
-		return markupNameIs(name, "companionclickthrough") || markupNameIs(name, "nonlinearclickthrough")
-	}
-	return false
-}
-
 var _ engine.BidGate = (*markupSafety)(nil)

@@ -123,38 +123,6 @@ func insecureAdm(adm []byte) bool {
 	return insecureMarkup(adm, looksLikeXML(adm))
 }
 
-// vastURLElement reports the VAST elements whose content is a URL the
-// player loads or calls (the names compared without case).
-func vastURLElement(name []byte) bool {
-	switch len(name) {
-	case 5:
-		return markupNameIs(name, "error")
-	case 8:
-		return markupNameIs(name, "tracking") || markupNameIs(name, "viewable")
-	case 9:
-		return markupNameIs(name, "mediafile")
-	case 10:
-		return markupNameIs(name, "impression")
-	case 11:
-		return markupNameIs(name, "notviewable")
-	case 12:
-		return markupNameIs(name, "vastadtaguri")
-	case 13:
-		return markupNameIs(name, "clicktracking")
-	case 14:
-		return markupNameIs(name, "staticresource") || markupNameIs(name, "iframeresource")
-	case 16:
-		return markupNameIs(name, "viewundetermined")
-	case 17:
-		return markupNameIs(name, "iconclicktracking")
-	case 18:
-		return markupNameIs(name, "javascriptresource") || markupNameIs(name, "executableresource")
-	case 22:
-		return markupNameIs(name, "companionclicktracking")
-	}
-	return false
-}
-
 // insecureMarkup scans HTML or XML markup.
 func insecureMarkup(s []byte, xml bool) bool {
 	var t markupTokenizer
