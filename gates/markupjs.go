@@ -12,11 +12,14 @@ package gates
 // Without a parser, a '/' is read as the start of a regular expression unless
 // the token before it ends an expression (a name, a literal, ')' of a call,
 // ']', '}' of an object literal), the usual lexer heuristic. Nesting is
-// tracked to 64 levels; deeper brackets are counted, not classified. Time is
-// linear in the input (a bracketed member name may be read twice), and
-// nothing is allocated.
+// tracked at any depth (past 64 levels in a pooled buffer). Time is linear in
+// the input (a bracketed member name may be read twice), and nothing is
+// allocated once the pool is warm.
 
-import "bytes"
+import (
+	"bytes"
+	"sync"
+)
 
 // What scanJS finds.
 const (
@@ -71,25 +74,44 @@ func (m *jsName) isDecoder(afterString bool) bool {
 	return m.is("atob") || m.is("unescape") || m.is("decodeURIComponent") || afterString && m.is("fromCharCode")
 }
 
-// What a call may run (jsFrame.call).
+// What a call may run.
 const (
 	callNone  uint8 = iota
 	callEval        // eval, Function, document.write: any decoder in its arguments counts
 	callTimer       // setTimeout, setInterval: a decoder in a first argument that is not a function
 )
 
-// jsFrame is an open bracket.
-type jsFrame struct {
-	kind  byte // '(', '[', '{' (block), 'o' (object literal), '$' (template substitution)
+// An open bracket is one byte: its kind, and flags.
+const (
+	frameParen    byte = iota + 1 // (
+	frameBracket                  // [
+	frameBlock                    // { of a block
+	frameObject                   // { of an object literal
+	frameTemplate                 // ${ of a template literal
+	frameKind     byte = 7
+	frameCtrl     byte = 8  // ( after if, while, for, with: a '/' after its ')' starts a regex
+	frameCall     byte = 16 // ( of a call that may run code (an entry of calls)
+)
+
+// jsCall is an open call that may run code.
+type jsCall struct {
+	depth int // its bracket's index in the nesting
 	call  uint8
-	ctrl  bool // '(' after if, while, for, with: a '/' after its ')' starts a regex
 	arg0  bool // callTimer: still in the first argument
 	first bool // callTimer: no token of the first argument read yet
 	fn    bool // callTimer: the first argument is a function
 	dec   bool // callTimer: a decoder call in the first argument
 }
 
-const jsMaxDepth = 64
+// jsInlineDepth is the nesting kept in the scanner itself; deeper nesting
+// goes to a pooled buffer, so no depth escapes tracking.
+const jsInlineDepth = 64
+
+// jsMaxCalls is how many open calls that may run code are tracked one by
+// one; beyond it, a decoder inside any of them counts (fail closed).
+const jsMaxCalls = 32
+
+var jsDeepStacks = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // What the previous token was, for '/' and '{'.
 const (
@@ -117,9 +139,13 @@ type jsScanner struct {
 	chainDecl bool // it began right after var, let or const
 	afterDot  bool
 
-	stack [jsMaxDepth]jsFrame
-	depth int
-	calls int // kept frames with call != callNone
+	inline [jsInlineDepth]byte // open brackets, innermost last
+	deep   *[]byte             // those past jsInlineDepth (pooled), nil until needed
+	depth  int
+
+	calls     [jsMaxCalls]jsCall
+	nCalls    int
+	callsLost int // open calls past jsMaxCalls
 
 	text jsTextMatch
 }
@@ -130,6 +156,11 @@ func scanJS(s []byte, flags uint8) uint8 {
 	var j jsScanner
 	j.d = escDecoder{s: s, flags: flags}
 	j.run()
+	if j.deep != nil {
+		if cap(*j.deep) <= maxPooledNative {
+			jsDeepStacks.Put(j.deep)
+		}
+	}
 	return j.found
 }
 
@@ -173,73 +204,101 @@ func (j *jsScanner) run() {
 		}
 	}
 	// Unclosed timer calls are judged on what they hold.
-	for i := 0; i < j.depth && i < jsMaxDepth; i++ {
-		j.closeArg0(&j.stack[i])
+	for i := range j.calls[:j.nCalls] {
+		j.closeArg0(&j.calls[i])
 	}
 }
 
 // token notes the start of a token for the innermost timer call's first
 // argument; fn says the token is function or async.
 func (j *jsScanner) token(fn bool) {
-	if t := j.top(); t != nil && t.first {
-		t.first = false
-		t.fn = t.fn || fn
+	if c := j.innerCall(); c != nil && c.first {
+		c.first = false
+		c.fn = c.fn || fn
 	}
 }
 
-func (j *jsScanner) top() *jsFrame {
-	if j.depth == 0 || j.depth > jsMaxDepth {
+// innerCall is the tracked call whose bracket is the innermost one, or nil.
+func (j *jsScanner) innerCall() *jsCall {
+	if j.nCalls == 0 || j.callsLost > 0 || j.calls[j.nCalls-1].depth != j.depth-1 {
 		return nil
 	}
-	return &j.stack[j.depth-1]
+	return &j.calls[j.nCalls-1]
 }
 
-func (j *jsScanner) push(f jsFrame) {
-	if j.depth < jsMaxDepth {
-		j.stack[j.depth] = f
-		if f.call != callNone {
-			j.calls++
+// push opens a bracket (frame: kind and flags); call says what the call
+// may run when it is a '('.
+func (j *jsScanner) push(frame byte, call uint8) {
+	if call != callNone {
+		frame |= frameCall
+		if j.nCalls < len(j.calls) {
+			j.calls[j.nCalls] = jsCall{depth: j.depth, call: call, arg0: true, first: true}
+			j.nCalls++
+		} else {
+			j.callsLost++
 		}
+	}
+	if j.depth < len(j.inline) {
+		j.inline[j.depth] = frame
+	} else {
+		if j.deep == nil {
+			j.deep = jsDeepStacks.Get().(*[]byte)
+			*j.deep = (*j.deep)[:0]
+		}
+		*j.deep = append((*j.deep)[:j.depth-len(j.inline)], frame)
 	}
 	j.depth++
 }
 
-// pop closes the innermost bracket and returns it (nil when it was not kept
-// or none is open).
-func (j *jsScanner) pop() *jsFrame {
-	t := j.top()
-	if j.depth > 0 {
-		j.depth--
+// pop closes the innermost bracket and returns its frame byte (0 when none
+// is open).
+func (j *jsScanner) pop() byte {
+	if j.depth == 0 {
+		return 0
 	}
-	if t != nil && t.call != callNone {
-		j.calls--
-		j.closeArg0(t)
+	j.depth--
+	var frame byte
+	if j.depth < len(j.inline) {
+		frame = j.inline[j.depth]
+	} else {
+		frame = (*j.deep)[j.depth-len(j.inline)]
 	}
-	return t
+	if frame&frameCall != 0 {
+		if j.callsLost > 0 {
+			j.callsLost--
+		} else {
+			j.nCalls--
+			j.closeArg0(&j.calls[j.nCalls])
+		}
+	}
+	return frame
 }
 
 // closeArg0 judges a timer call whose first argument ends.
-func (j *jsScanner) closeArg0(f *jsFrame) {
-	if f.call == callTimer && f.arg0 {
-		f.arg0 = false
-		if f.dec && !f.fn {
+func (j *jsScanner) closeArg0(c *jsCall) {
+	if c.call == callTimer && c.arg0 {
+		c.arg0 = false
+		if c.dec && !c.fn {
 			j.found |= jsDecodeRun
 		}
 	}
 }
 
+// openCalls reports whether a call that may run code is open.
+func (j *jsScanner) openCalls() bool { return j.nCalls > 0 || j.callsLost > 0 }
+
 // decoded records a decoder call inside every open call.
 func (j *jsScanner) decoded() {
-	if j.calls == 0 {
-		return
+	if j.callsLost > 0 {
+		j.found |= jsDecodeRun
 	}
-	for i := 0; i < j.depth && i < jsMaxDepth; i++ {
-		switch f := &j.stack[i]; f.call {
+	for i := range j.calls[:j.nCalls] {
+		switch c := &j.calls[i]; c.call {
 		case callEval:
 			j.found |= jsDecodeRun
 		case callTimer:
-			if f.arg0 {
-				f.dec = true
+			if c.arg0 {
+				c.dec = true
 			}
 		}
 	}
@@ -521,7 +580,7 @@ func (j *jsScanner) skipRegex(p int) int {
 // an open call, to the decoder matcher.
 func (j *jsScanner) readString(p int, q byte, name *jsName) int {
 	s := j.d.s
-	feed := j.calls > 0
+	feed := j.openCalls()
 	if !feed && name == nil && j.d.flags == 0 {
 		return rawStringEnd(s, p, q)
 	}
@@ -630,7 +689,7 @@ func (j *jsScanner) stringEscape(p int) (byte, int) {
 // closing a substitution) to its end or its next "${".
 func (j *jsScanner) template() {
 	s := j.d.s
-	feed := j.calls > 0
+	feed := j.openCalls()
 	j.text = jsTextMatch{}
 	p := j.p
 	for p < len(s) {
@@ -646,7 +705,7 @@ func (j *jsScanner) template() {
 			if n < len(s) {
 				if c2, n2 := j.d.at(n); c2 == '{' {
 					j.p = n2
-					j.push(jsFrame{kind: '$'})
+					j.push(frameTemplate, callNone)
 					j.resetChain()
 					j.prev = prevOp
 					return
@@ -707,7 +766,11 @@ func (j *jsScanner) punct(c byte) {
 	switch c {
 	case '(':
 		call := j.callee()
-		j.push(jsFrame{kind: '(', call: call, ctrl: j.ctrlNext, arg0: true, first: true})
+		frame := frameParen
+		if j.ctrlNext {
+			frame |= frameCtrl
+		}
+		j.push(frame, call)
 		j.resetChain()
 		j.prev, j.ctrlNext, j.declNext = prevOp, false, false
 		return
@@ -715,7 +778,7 @@ func (j *jsScanner) punct(c byte) {
 		f := j.pop()
 		j.resetChain()
 		j.prev = prevExpr
-		if f != nil && f.ctrl {
+		if f&frameCtrl != 0 {
 			j.prev = prevStmt
 		}
 		return
@@ -726,18 +789,18 @@ func (j *jsScanner) punct(c byte) {
 				return
 			}
 		}
-		j.push(jsFrame{kind: '['})
+		j.push(frameBracket, callNone)
 	case ']':
 		j.pop()
 		j.resetChain()
 		j.prev = prevExpr
 		return
 	case '{':
-		k := byte('{')
+		k := frameBlock
 		if j.prev == prevOp {
-			k = 'o'
+			k = frameObject
 		}
-		j.push(jsFrame{kind: k})
+		j.push(k, callNone)
 		j.resetChain()
 		j.prev = prevStmt
 		return
@@ -745,18 +808,16 @@ func (j *jsScanner) punct(c byte) {
 		f := j.pop()
 		j.resetChain()
 		j.prev = prevStmt
-		if f != nil {
-			switch f.kind {
-			case '$':
-				j.template()
-			case 'o':
-				j.prev = prevExpr
-			}
+		switch f & frameKind {
+		case frameTemplate:
+			j.template()
+		case frameObject:
+			j.prev = prevExpr
 		}
 		return
 	case ',':
-		if t := j.top(); t != nil {
-			j.closeArg0(t)
+		if c := j.innerCall(); c != nil {
+			j.closeArg0(c)
 		}
 	case ';':
 		j.resetChain()
@@ -773,8 +834,8 @@ func (j *jsScanner) punct(c byte) {
 			}
 		case '>':
 			j.p = n2
-			if t := j.top(); t != nil && t.call == callTimer && t.arg0 {
-				t.fn = true
+			if c := j.innerCall(); c != nil && c.call == callTimer && c.arg0 {
+				c.fn = true
 			}
 			j.resetChain()
 			j.prev = prevStmt

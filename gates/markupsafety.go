@@ -226,7 +226,7 @@ func unsafeTag(t *markupTokenizer, xml bool, depth int) (found uint8) {
 		if len(name) > 2 && markupLower(name[0]) == 'o' && markupLower(name[1]) == 'n' {
 			found |= scanJS(val, escEntity)
 		}
-		if d := (escDecoder{s: val, flags: escEntity}); !isTextAttribute(name) && hasScheme(&d, 0, "javascript:") {
+		if d := (escDecoder{s: val, flags: escEntity}); hasScheme(&d, 0, "javascript:") && !isTextAttribute(name) {
 			found |= markupJSURL
 		}
 		if !xml && markupNameIs(name, "srcdoc") {

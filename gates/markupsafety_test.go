@@ -249,3 +249,44 @@ func BenchmarkMarkupSafety1MiB(b *testing.B) {
 		})
 	}
 }
+
+// TestScanJSLexing covers the lexer's hard cases: regex or division, nested
+// templates, escapes, bracket names, declarations.
+func TestScanJSLexing(t *testing.T) {
+	f := func(js string, want uint8) {
+		t.Helper()
+		require.Equal(t, want, scanJS([]byte(js), 0), js)
+	}
+	f(`if (a) /"/.test(b); top.location = u`, jsRedirect)          // a regex after a control paren
+	f(`x = (a) / 2; y = "/"; top.location = u`, jsRedirect)        // division after a paren
+	f(`x = {a: 1} / 2; s = '}'; top.location = u`, jsRedirect)     // division after an object literal
+	f(`function f() {} /"/.test(x); top.location = u`, jsRedirect) // a regex after a block
+	f(`return /[/"]/.test(x) && (top.location = u)`, jsRedirect)   // a class holds a slash
+	f("var t = `a${`b${eval(atob(x))}`}`", jsDecodeRun)
+	f("var t = `${'`'}`; top.location = u", jsRedirect)
+	f(`top['\x6c\157cation'] = u`, jsRedirect)
+	f(`top[/* c */ "location" /* d */] = u`, jsRedirect)
+	f(`top[name] = u; top["location" + suffix] = u`, 0)
+	f(`const location = u; let {href} = location;`, 0)
+	f(`loc\u0061tion.href = u`, jsRedirect)
+	f(`s = 'it\'s'; top.location = u`, jsRedirect)
+	f("s = 'line\\\ncontinued'; top.location = u", jsRedirect)
+	f(`a = b ? top.location : c`, 0)
+	f(`a == top.location; b != window.location; c <= location; d >= location`, 0)
+	f(`x => top.location = u`, jsRedirect)
+	f(`setTimeout(x => atob(x)); setInterval(async function () { eval(p) })`, 0)
+	f(`setTimeout((a = atob(x)) => a)`, 0)
+	f(`setTimeout(atob(x)`, jsDecodeRun) // cut off: judged on what it holds
+	f(`document['write'](String.fromCharCode(60))`, jsDecodeRun)
+	f(`Function.apply(null, [decodeURIComponent(p)])`, jsDecodeRun)
+	f(`eval(x) + atob(y)`, 0)
+	f(strings.Repeat("(", 100)+"eval(atob(x))", jsDecodeRun) // deeper than the kept frames
+	f(strings.Repeat("[", 100)+"]"+strings.Repeat("]", 99)+"; eval(atob(x))", jsDecodeRun)
+	// Nesting is tracked at any depth: a template substitution closed after
+	// 5,000 levels still ends in template text, and the code after the
+	// template is read.
+	f("`${"+strings.Repeat("(", 5000)+strings.Repeat(")", 5000)+"}`; top.location = u", jsRedirect)
+	f("`${"+strings.Repeat("(", 5000)+strings.Repeat(")", 5000)+"}'`; s = 1", 0)
+	f(strings.Repeat("eval(", 40)+"atob(x)", jsDecodeRun) // more open calls than tracked one by one
+	f(strings.Repeat("setTimeout(function(){", 40)+"atob(x)", jsDecodeRun)
+}

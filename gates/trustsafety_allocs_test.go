@@ -55,6 +55,7 @@ func TestMarkupSafetyAllocsNothing(t *testing.T) {
 		bannerHTML, adServerTag, vast2, vast4, native11, native12, htmlResourceVAST,
 		`<iframe srcdoc="&lt;script&gt;var a = 1&lt;/script&gt;"></iframe>`,
 		`<script>top.location = u</script>`, `<a href="javascript:x">`, `<script>eval(atob(x))</script>`, `coinhive`,
+		"<script>" + strings.Repeat("f(", 500) + strings.Repeat(")", 500) + "</script>", // nesting past the inline stack
 	} {
 		b := &engine.Bid{Bid: &openrtb2.Bid{AdM: adm}}
 		require.Zero(t, testing.AllocsPerRun(100, func() { m.CheckBid(nil, b) }), adm)
