@@ -1,10 +1,11 @@
 GO ?= go
 FUZZTIME ?= 20s
 
-.PHONY: build test test-noalloc lint fuzz bench ci
+.PHONY: build test test-noalloc lint fuzz bench compare loadtest ci faults
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bidguard ./cmd/bidguard
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/loadtest ./loadtest
 
 # The README's test command.
 test:
@@ -20,13 +21,34 @@ lint:
 
 # Every native fuzz target, each for FUZZTIME.
 fuzz:
-	@for pkg in ./engine/ ./gates/ ./rtb/; do \
+	@for pkg in ./audit/ ./jsonraw/ ./engine/ ./gates/ ./rtb/; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
 
+# The whole fault suite (docs/reliability.md), slow scenarios included:
+# real serve processes on loopback. The test binary runs without -race (its
+# load generator must keep time); the product is race-built where a
+# scenario needs it (1,000 reloads under traffic).
+faults:
+	BIDGUARD_FAULTS=1 $(GO) test -count=1 -timeout 20m ./faults/
+
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./engine/ ./gates/ ./rtb/
+	$(GO) test -run '^$$' -bench . -benchmem ./jsonraw/ ./engine/ ./gates/ ./rtb/
+
+# The side-by-side comparison on loopback (bench/README.md): direct, bare
+# fasthttp proxy, nginx, httputil.ReverseProxy and bidguard, interleaved
+# rounds; prints the table, writes bench/out/compare.md and the plots.
+# COMPARE_ARGS=-quick for a one-minute run; see bin/benchrun compare -h.
+compare: build
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/benchrun ./bench/run
+	./bin/benchrun compare $(COMPARE_ARGS)
+
+# The bad-bid mix through bidguard: fails if a bad or late bid reached the
+# client. LOADTEST_ARGS: see bin/benchrun badmix -h.
+loadtest: build
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/benchrun ./bench/run
+	./bin/benchrun badmix $(LOADTEST_ARGS)
 
 ci: lint build test test-noalloc

@@ -32,3 +32,32 @@ func TestRunPassPathAllocs(t *testing.T) {
 	})
 	require.Zero(t, allocs)
 }
+
+// TestDecodeRunBodyAllocs proves the engine's whole share of a request
+// allocates nothing once its pooled Eval is warm: validating and decoding
+// the typical pair, the default policy, and writing the answer.
+func TestDecodeRunBodyAllocs(t *testing.T) {
+	snap := defaultSnapshot(t)
+	req, resp := readTypical(t)
+	ev := engine.AcquireEval()
+	defer engine.ReleaseEval(ev)
+	pass := func() {
+		if err := ev.DecodeRequest(req); err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.DecodeResponse(resp, 1000); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		ev.SetDeadline(now, now.Add(time.Hour))
+		ev.SetLatency(20)
+		if out := ev.Run(snap, engine.RunOptions{Upstream: "dsp"}); out.Action != engine.Forward {
+			t.Fatalf("typical pair: %v", out.Action)
+		}
+		if ev.Body() == nil {
+			t.Fatal("no body")
+		}
+	}
+	pass()
+	require.Zero(t, testing.AllocsPerRun(200, pass))
+}

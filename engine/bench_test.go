@@ -8,7 +8,6 @@ import (
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
-	"github.com/prebid/openrtb/v20/openrtb2"
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,28 +38,49 @@ func defaultSnapshot(tb testing.TB) *engine.Snapshot {
 	return snap
 }
 
+// BenchmarkDecodeRequest decodes the typical request again and again into
+// one Eval: validation and decoding into the pooled structs.
 func BenchmarkDecodeRequest(b *testing.B) {
 	req, _ := readTypical(b)
+	ev := engine.AcquireEval()
+	defer engine.ReleaseEval(ev)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(req)))
 	for b.Loop() {
-		var r openrtb2.BidRequest
-		if err := engine.DecodeRequest(req, &r); err != nil {
+		if err := ev.DecodeRequest(req); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
+// BenchmarkDecodeResponse is the same for the typical response (3 bids).
 func BenchmarkDecodeResponse(b *testing.B) {
 	_, resp := readTypical(b)
+	ev := engine.AcquireEval()
+	defer engine.ReleaseEval(ev)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(resp)))
-	var bids []engine.Bid
 	for b.Loop() {
-		var r openrtb2.BidResponse
-		var err error
-		if bids, _, err = engine.DecodeResponse(resp, 1000, &r, bids[:0]); err != nil {
+		if err := ev.DecodeResponse(resp, 1000); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkBody writes the answer of the typical pair (all 3 bids passed).
+func BenchmarkBody(b *testing.B) {
+	snap := defaultSnapshot(b)
+	ev := typicalEval(b)
+	defer engine.ReleaseEval(ev)
+	now := time.Now()
+	ev.SetDeadline(now, now.Add(time.Hour))
+	if !ev.Run(snap, engine.RunOptions{}).Passed() {
+		b.Fatal("typical pair rejected")
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if ev.Body() == nil {
+			b.Fatal("no body")
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"time"
@@ -63,7 +64,7 @@ func Check(snap *Snapshot, request, response []byte, opt CheckOptions) (*Report,
 		return nil, nil, &InputError{Which: "response", Err: err}
 	}
 	arrival := time.Unix(1_700_000_000, 0)
-	_, d := DeadlineFor(snap.Config.Deadline, e.req.TMax, arrival)
+	_, d := DeadlineFor(snap.Config.Deadline, e.In.Request.TMax, arrival)
 	e.SetDeadline(arrival, d)
 	e.In.FreezeClock(arrival.Add(time.Duration(opt.ElapsedMs) * time.Millisecond))
 	if opt.LatencyMs >= 0 {
@@ -79,7 +80,7 @@ func Check(snap *Snapshot, request, response []byte, opt CheckOptions) (*Report,
 		Response: json.RawMessage("null"),
 	}
 	if body := e.Body(); body != nil {
-		r.Response = body
+		r.Response = bytes.Clone(body) // the Report outlives the Eval's buffer
 	}
 	return r, e, nil
 }

@@ -14,11 +14,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bidguard/bidguard/configs"
 	"go.yaml.in/yaml/v3"
 )
 
 // Config is the whole YAML file. Field comments are the configuration
-// reference; defaults are applied by Defaults.
+// reference. A key left out takes its default (DefaultConfig); a key given,
+// zero included, keeps its value: an explicit 0 is either meaningful (said
+// in the field's comment) or a config error, never read as absent.
 type Config struct {
 	// Listen is the exchange-facing address of `serve`.
 	Listen string `yaml:"listen"`
@@ -30,7 +33,8 @@ type Config struct {
 	Limits Limits `yaml:"limits"`
 	// Deadline derives the answer deadline and the bidder's budget from tmax.
 	Deadline Deadline `yaml:"deadline"`
-	// ReloadPollMs is how often the config and the files it names are polled.
+	// ReloadPollMs is how often the config and the files it names are polled
+	// (1000; > 0: polling cannot be turned off, SIGHUP reloads at once).
 	ReloadPollMs int `yaml:"reloadPollMs"`
 	// Audit configures the tamper-evident audit log ("" path: off).
 	Audit Audit `yaml:"audit"`
@@ -38,7 +42,10 @@ type Config struct {
 	Admin Admin `yaml:"admin"`
 	// Quarantine configures the anomaly detector.
 	Quarantine Quarantine `yaml:"quarantine"`
-	// Policy is the default policy.
+	// Log configures what serve logs beside startup and errors.
+	Log Log `yaml:"log"`
+	// Policy is the default policy. Left out (or without gates), it runs the
+	// gates of the embedded default policy.
 	Policy PolicyConfig `yaml:"policy"`
 	// Seats are seat policies keyed by seatbid.seat or "upstream/seat".
 	Seats map[string]SeatConfig `yaml:"seats"`
@@ -56,23 +63,37 @@ type Upstream struct {
 	Deadline DeadlineOverride `yaml:"deadline"`
 	// AcceptEncoding may be "gzip" to ask the bidder for compressed answers.
 	AcceptEncoding string `yaml:"acceptEncoding"`
+	// IdleTimeoutMs closes pooled connections idle longer (default 4000;
+	// keep it below the bidder's own idle timeout; 0: no keep-alive).
+	IdleTimeoutMs *int `yaml:"idleTimeoutMs"`
+	// OnError is what the exchange gets on a bidder failure: nobid (204,
+	// the default) or status (504 for a timeout, 502 otherwise).
+	OnError string `yaml:"onError"`
 }
 
-// Limits bound bodies, concurrency and bids.
+// Limits bound bodies, concurrency and bids. Each must be > 0: a limit of 0
+// would refuse every request or response.
 type Limits struct {
 	MaxRequestBytes  int `yaml:"maxRequestBytes"`  // default 262144 (256 KiB)
 	MaxResponseBytes int `yaml:"maxResponseBytes"` // default 1048576 (1 MiB), also after decompression
 	MaxInFlight      int `yaml:"maxInFlight"`      // default 2048
 	MaxBids          int `yaml:"maxBids"`          // default 1000
+	// MaxConns caps the exchange listener's open connections; excess ones
+	// are closed at once. 0 (the default): derived at start from
+	// RLIMIT_NOFILE (rtb.DefaultMaxConns).
+	MaxConns int `yaml:"maxConns"`
+	// IdleTimeoutMs closes exchange keep-alive connections idle this long
+	// (default 10000). Read at start: a reload changes it at the next start.
+	IdleTimeoutMs int `yaml:"idleTimeoutMs"`
 }
 
 // Deadline is DESIGN.md "Deadlines", in milliseconds.
 type Deadline struct {
-	DefaultTmaxMs  int `yaml:"defaultTmaxMs"`  // T when the request has no tmax (200)
-	MaxTmaxMs      int `yaml:"maxTmaxMs"`      // cap on T (1000)
-	ReturnMarginMs int `yaml:"returnMarginMs"` // D = arrival + T - margin (5)
-	GateReserveMs  int `yaml:"gateReserveMs"`  // kept for the gates out of the bidder's budget (7)
-	MinBidderMs    int `yaml:"minBidderMs"`    // below this budget, answer 204 at once (10)
+	DefaultTmaxMs  int `yaml:"defaultTmaxMs"`  // T when the request has no tmax (200; > 0)
+	MaxTmaxMs      int `yaml:"maxTmaxMs"`      // cap on T (1000; > 0)
+	ReturnMarginMs int `yaml:"returnMarginMs"` // D = arrival + T - margin (5; 0: answer right at T)
+	GateReserveMs  int `yaml:"gateReserveMs"`  // kept for the gates out of the bidder's budget (7; 0: none, only without tmaxGuard)
+	MinBidderMs    int `yaml:"minBidderMs"`    // below this budget, answer 204 at once (10; > 0: a bidder's tmax is at least 1)
 }
 
 // DeadlineOverride is an upstream's partial deadline block.
@@ -103,9 +124,25 @@ func (o DeadlineOverride) Apply(d Deadline) Deadline {
 type Audit struct {
 	Path         string `yaml:"path"`         // "" turns the log off
 	KeyFile      string `yaml:"keyFile"`      // HMAC key; plain SHA-256 when ""
-	FsyncEvery   int    `yaml:"fsyncEvery"`   // records between fsyncs (64)
-	SegmentBytes int64  `yaml:"segmentBytes"` // rotation size (64 MiB)
-	Queue        int    `yaml:"queue"`        // records queued before dropping (65536)
+	FsyncEvery   int    `yaml:"fsyncEvery"`   // records between fsyncs (64; > 0)
+	SegmentBytes int64  `yaml:"segmentBytes"` // rotation size (64 MiB; at least 4096)
+	Queue        int    `yaml:"queue"`        // records queued before dropping (65536; > 0)
+}
+
+// Log configures serve's log of the bid path.
+type Log struct {
+	// RejectionsPerSecond caps the lines of the rejection log (one per
+	// rejected or warned bid: seat, bid id, gate, reason); suppressed lines
+	// are counted in the next line. Default 10; 0 turns the log off.
+	RejectionsPerSecond *int `yaml:"rejectionsPerSecond"`
+}
+
+// RejectionRate is log.rejectionsPerSecond with its default applied.
+func (l Log) RejectionRate() int {
+	if l.RejectionsPerSecond == nil {
+		return DefaultRejectionsPerSecond
+	}
+	return *l.RejectionsPerSecond
 }
 
 // Admin configures the admin listener's protected endpoints.
@@ -116,34 +153,59 @@ type Admin struct {
 // Quarantine configures the anomaly detector (DESIGN.md).
 type Quarantine struct {
 	Enabled        bool                 `yaml:"enabled"`
-	Window         Duration             `yaml:"window"`         // sliding window (1m)
-	BaselineWindow Duration             `yaml:"baselineWindow"` // decaying baseline (1h)
-	Dwell          Duration             `yaml:"dwell"`          // how long a signal must stay over (30s)
-	TTL            Duration             `yaml:"ttl"`            // quarantine length (10m)
-	Calm           Duration             `yaml:"calm"`           // calm period before release (2m)
-	MinSamples     int                  `yaml:"minSamples"`     // bids in the window before judging (100)
-	MaxShare       float64              `yaml:"maxShare"`       // most of active seats quarantined at once (0.5)
+	Window         Duration             `yaml:"window"`         // sliding window (1m; > 0)
+	BaselineWindow Duration             `yaml:"baselineWindow"` // decaying baseline (1h; > 0)
+	Dwell          Duration             `yaml:"dwell"`          // how long a signal must stay over (30s; 0: at once)
+	TTL            Duration             `yaml:"ttl"`            // quarantine length (10m; > 0)
+	Calm           Duration             `yaml:"calm"`           // calm period before release (2m; 0: released when ttl ends)
+	MinSamples     int                  `yaml:"minSamples"`     // bids in the window before judging (100; > 0)
+	MaxShare       float64              `yaml:"maxShare"`       // most of active seats quarantined at once (0.5; in (0, 1])
 	Thresholds     QuarantineThresholds `yaml:"thresholds"`
 	// Seats are operator-quarantined seats.
 	Seats []string `yaml:"seats"`
 }
 
-// QuarantineThresholds are the signals' thresholds; zero means the default.
+// QuarantineThresholds are the signals' thresholds. Each must be > 0: at 0
+// every seat would be over it.
 type QuarantineThresholds struct {
-	Rejections float64 `yaml:"rejections"` // rejection rate, 0..1 (0.5)
+	Rejections float64 `yaml:"rejections"` // rejection rate, in (0, 1] (0.5)
 	Price      float64 `yaml:"price"`      // p95 over baseline p95 (5)
-	Novelty    float64 `yaml:"novelty"`    // share of never-seen crid/adomain, 0..1 (0.8)
+	Novelty    float64 `yaml:"novelty"`    // share of never-seen crid/adomain, in (0, 1] (0.8)
 	Velocity   float64 `yaml:"velocity"`   // bids per window over baseline (10)
+}
+
+// QuarantineOverride is a seat's `quarantine:` block: the thresholds it
+// sets replace the global ones for that seat; a key left out inherits.
+type QuarantineOverride struct {
+	Rejections *float64 `yaml:"rejections"`
+	Price      *float64 `yaml:"price"`
+	Novelty    *float64 `yaml:"novelty"`
+	Velocity   *float64 `yaml:"velocity"`
+}
+
+// Apply returns t with the override's keys replaced.
+func (o QuarantineOverride) Apply(t QuarantineThresholds) QuarantineThresholds {
+	for _, f := range []struct {
+		dst *float64
+		v   *float64
+	}{{&t.Rejections, o.Rejections}, {&t.Price, o.Price}, {&t.Novelty, o.Novelty}, {&t.Velocity, o.Velocity}} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	return t
 }
 
 // PolicyConfig is the default policy.
 type PolicyConfig struct {
-	Action        string             `yaml:"action"`     // enforce | shadow
-	OnDeadline    string             `yaml:"onDeadline"` // drop | forward
-	FailFast      *bool              `yaml:"failFast"`   // default true
-	SeatNonBid    bool               `yaml:"seatNonBid"` // answer rejections with the IAB seat-non-bid extension
-	CurrencyRates map[string]float64 `yaml:"currencyRates"`
-	Gates         []GateConfig       `yaml:"gates"`
+	Action        string             `yaml:"action"`        // enforce | shadow
+	OnDeadline    string             `yaml:"onDeadline"`    // drop | forward
+	FailFast      *bool              `yaml:"failFast"`      // default true
+	SeatNonBid    bool               `yaml:"seatNonBid"`    // answer rejections with the IAB seat-non-bid extension
+	CurrencyRates map[string]float64 `yaml:"currencyRates"` // BASE/QUOTE: one BASE in QUOTE; codes in any case
+	// Gates left out (or null) are the embedded default policy's gates;
+	// `gates: []` runs none (config validate warns).
+	Gates []GateConfig `yaml:"gates"`
 }
 
 // GateConfig is one gate entry: exactly gate, name, mode, options.
@@ -171,7 +233,7 @@ type SeatConfig struct {
 	Gates        []GateConfig            `yaml:"gates"`
 	Action       string                  `yaml:"action"`
 	FailFast     *bool                   `yaml:"failFast"`
-	Quarantine   *QuarantineThresholds   `yaml:"quarantine"`
+	Quarantine   *QuarantineOverride     `yaml:"quarantine"`
 	// These belong to the default policy only; setting them is a config error.
 	OnDeadline    *string            `yaml:"onDeadline"`
 	SeatNonBid    *bool              `yaml:"seatNonBid"`
@@ -194,66 +256,35 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	return nil
 }
 
-// Defaults fills unset keys with the values of DESIGN.md.
-func (c *Config) Defaults() {
-	def := func(p *int, v int) {
-		if *p == 0 {
-			*p = v
-		}
+// DefaultConfig is the configuration of a file that sets nothing: the
+// defaults of DESIGN.md. ParseConfig decodes a file over it, so a key the
+// file gives, zero included, replaces its default. policy.gates is left nil:
+// ParseConfig fills it from the embedded config when the file has none.
+func DefaultConfig() Config {
+	return Config{
+		Listen:       "127.0.0.1:8080",
+		AdminListen:  "127.0.0.1:9090",
+		Limits:       Limits{MaxRequestBytes: 262144, MaxResponseBytes: 1048576, MaxInFlight: 2048, MaxBids: 1000, IdleTimeoutMs: 10000},
+		Deadline:     Deadline{DefaultTmaxMs: 200, MaxTmaxMs: 1000, ReturnMarginMs: 5, GateReserveMs: 7, MinBidderMs: 10},
+		ReloadPollMs: 1000,
+		Audit:        Audit{FsyncEvery: 64, SegmentBytes: 64 << 20, Queue: 65536},
+		Quarantine: Quarantine{
+			Window: Duration{60e9}, BaselineWindow: Duration{3600e9}, Dwell: Duration{30e9}, TTL: Duration{600e9},
+			Calm: Duration{120e9}, MinSamples: 100, MaxShare: 0.5,
+			Thresholds: QuarantineThresholds{Rejections: 0.5, Price: 5, Novelty: 0.8, Velocity: 10},
+		},
+		Policy: PolicyConfig{Action: "enforce", OnDeadline: "drop"},
 	}
-	if c.Listen == "" {
-		c.Listen = "127.0.0.1:8080"
+}
+
+// defaultGates returns the gate entries of the embedded default policy
+// (configs/bidguard.yaml), for a config that leaves out policy.gates.
+func defaultGates() ([]GateConfig, error) {
+	var c Config
+	if err := decodeStrict(configs.DefaultName, configs.Default, &c); err != nil {
+		return nil, err
 	}
-	if c.AdminListen == "" {
-		c.AdminListen = "127.0.0.1:9090"
-	}
-	def(&c.Limits.MaxRequestBytes, 262144)
-	def(&c.Limits.MaxResponseBytes, 1048576)
-	def(&c.Limits.MaxInFlight, 2048)
-	def(&c.Limits.MaxBids, 1000)
-	def(&c.Deadline.DefaultTmaxMs, 200)
-	def(&c.Deadline.MaxTmaxMs, 1000)
-	def(&c.Deadline.GateReserveMs, 7)
-	def(&c.Deadline.MinBidderMs, 10)
-	if c.Deadline.ReturnMarginMs == 0 {
-		c.Deadline.ReturnMarginMs = 5
-	}
-	def(&c.ReloadPollMs, 1000)
-	def(&c.Audit.FsyncEvery, 64)
-	if c.Audit.SegmentBytes == 0 {
-		c.Audit.SegmentBytes = 64 << 20
-	}
-	def(&c.Audit.Queue, 65536)
-	q := &c.Quarantine
-	defD := func(p *Duration, v int64) {
-		if p.D == 0 {
-			p.D = v
-		}
-	}
-	defD(&q.Window, 60e9)
-	defD(&q.BaselineWindow, 3600e9)
-	defD(&q.Dwell, 30e9)
-	defD(&q.TTL, 600e9)
-	defD(&q.Calm, 120e9)
-	def(&q.MinSamples, 100)
-	if q.MaxShare == 0 {
-		q.MaxShare = 0.5
-	}
-	defF := func(p *float64, v float64) {
-		if *p == 0 {
-			*p = v
-		}
-	}
-	defF(&q.Thresholds.Rejections, 0.5)
-	defF(&q.Thresholds.Price, 5)
-	defF(&q.Thresholds.Novelty, 0.8)
-	defF(&q.Thresholds.Velocity, 10)
-	if c.Policy.Action == "" {
-		c.Policy.Action = "enforce"
-	}
-	if c.Policy.OnDeadline == "" {
-		c.Policy.OnDeadline = "drop"
-	}
+	return c.Policy.Gates, nil
 }
 
 // LoadConfigFile reads, strictly decodes and defaults a config file,
@@ -268,16 +299,28 @@ func LoadConfigFile(path string) (*Config, []byte, error) {
 	return cfg, data, err
 }
 
-// ParseConfig strictly decodes data (named name in errors). It applies
-// defaults, reads seatsDir relative to name's directory, and validates every
+// ParseConfig strictly decodes data (named name in errors) over the
+// defaults, gives a policy without gates the embedded default policy's
+// gates, reads seatsDir relative to name's directory, and validates every
 // key that does not need the gate registry.
 func ParseConfig(name string, data []byte) (*Config, error) {
-	var c Config
+	c := DefaultConfig()
 	var errs []error
 	if err := decodeStrict(name, data, &c); err != nil {
 		return nil, err
 	}
-	c.Defaults()
+	for i := range c.Upstreams {
+		if c.Upstreams[i].OnError == "" {
+			c.Upstreams[i].OnError = OnErrorNoBid
+		}
+	}
+	if c.Policy.Gates == nil {
+		g, err := defaultGates()
+		if err != nil {
+			return nil, err
+		}
+		c.Policy.Gates = g
+	}
 	if c.SeatsDir != "" {
 		dir := c.SeatsDir
 		if !filepath.IsAbs(dir) {
@@ -373,8 +416,14 @@ func (c *Config) validateStatic(name string) []error {
 			bad("%s.name: %q may not contain '/' or spaces", p, u.Name)
 		}
 		names[u.Name] = true
-		if !strings.HasPrefix(u.URL, "http://") && !strings.HasPrefix(u.URL, "https://") {
-			bad("%s.url: %q is not an http(s) URL", p, u.URL)
+		if _, err := ParseUpstreamURL(u.URL); err != nil {
+			bad("%s.url: %v", p, err)
+		}
+		if u.IdleTimeoutMs != nil && *u.IdleTimeoutMs < 0 {
+			bad("%s.idleTimeoutMs: must be >= 0", p)
+		}
+		if u.OnError != OnErrorNoBid && u.OnError != OnErrorStatus {
+			bad("%s.onError: %q is not nobid or status", p, u.OnError)
 		}
 		if u.Path == "" {
 			c.Upstreams[i].Path = "/"
@@ -393,23 +442,32 @@ func (c *Config) validateStatic(name string) []error {
 	}
 	l := c.Limits
 	for k, v := range map[string]int{"maxRequestBytes": l.MaxRequestBytes, "maxResponseBytes": l.MaxResponseBytes,
-		"maxInFlight": l.MaxInFlight, "maxBids": l.MaxBids} {
-		if v < 0 {
+		"maxInFlight": l.MaxInFlight, "maxBids": l.MaxBids, "idleTimeoutMs": l.IdleTimeoutMs} {
+		if v <= 0 {
 			bad("limits.%s: must be > 0", k)
 		}
 	}
+	if l.MaxConns < 0 {
+		bad("limits.maxConns: must be >= 0 (0: derived from RLIMIT_NOFILE)")
+	}
 	errs = append(errs, validateDeadline(name, "deadline", c.Deadline)...)
-	if c.ReloadPollMs < 0 {
+	if c.ReloadPollMs <= 0 {
 		bad("reloadPollMs: must be > 0")
 	}
-	if c.Audit.FsyncEvery < 0 || c.Audit.SegmentBytes < 0 || c.Audit.Queue < 0 {
-		bad("audit: fsyncEvery, segmentBytes and queue must be > 0")
+	if r := c.Log.RejectionsPerSecond; r != nil && *r < 0 {
+		bad("log.rejectionsPerSecond: must be >= 0")
 	}
-	if c.Audit.SegmentBytes > 0 && c.Audit.SegmentBytes < 4096 {
+	if c.Audit.FsyncEvery <= 0 {
+		bad("audit.fsyncEvery: must be > 0")
+	}
+	if c.Audit.Queue <= 0 {
+		bad("audit.queue: must be > 0")
+	}
+	if c.Audit.SegmentBytes < 4096 {
 		bad("audit.segmentBytes: must be at least 4096")
 	}
 	q := c.Quarantine
-	if q.MinSamples < 0 {
+	if q.MinSamples <= 0 {
 		bad("quarantine.minSamples: must be > 0")
 	}
 	if !(q.MaxShare > 0 && q.MaxShare <= 1) {
@@ -418,8 +476,8 @@ func (c *Config) validateStatic(name string) []error {
 	for _, d := range []struct {
 		k string
 		v Duration
-	}{{"window", q.Window}, {"baselineWindow", q.BaselineWindow}, {"dwell", q.Dwell}, {"ttl", q.TTL}, {"calm", q.Calm}} {
-		if d.v.D < 0 {
+	}{{"window", q.Window}, {"baselineWindow", q.BaselineWindow}, {"ttl", q.TTL}} {
+		if d.v.D <= 0 {
 			bad("quarantine.%s: must be > 0", d.k)
 		}
 	}
@@ -469,7 +527,7 @@ func (c *Config) validateStatic(name string) []error {
 			errs = append(errs, fmt.Errorf("%s: action: %q is not enforce or shadow", where, s.Action))
 		}
 		if s.Quarantine != nil {
-			errs = append(errs, validateThresholds(s.file, fmt.Sprintf("seat %q: quarantine", k), *s.Quarantine)...)
+			errs = append(errs, validateThresholds(s.file, fmt.Sprintf("seat %q: quarantine", k), s.Quarantine.Apply(q.Thresholds))...)
 		}
 	}
 	for _, s := range q.Seats {
@@ -482,13 +540,13 @@ func (c *Config) validateStatic(name string) []error {
 
 func validateThresholds(name, path string, t QuarantineThresholds) []error {
 	var errs []error
-	if t.Rejections < 0 || t.Rejections > 1 {
+	if !(t.Rejections > 0 && t.Rejections <= 1) {
 		errs = append(errs, fmt.Errorf("%s: %s.rejections: must be in (0, 1]", name, path))
 	}
-	if t.Novelty < 0 || t.Novelty > 1 {
+	if !(t.Novelty > 0 && t.Novelty <= 1) {
 		errs = append(errs, fmt.Errorf("%s: %s.novelty: must be in (0, 1]", name, path))
 	}
-	if t.Price < 0 || t.Velocity < 0 {
+	if !(t.Price > 0) || !(t.Velocity > 0) {
 		errs = append(errs, fmt.Errorf("%s: %s: price and velocity must be > 0", name, path))
 	}
 	return errs
@@ -680,10 +738,9 @@ func mapValue(n *yaml.Node, key string) *yaml.Node {
 	return nil
 }
 
+// parseDuration reads a Go duration; 0 may be written without a unit. A
+// negative duration is an error; whether 0 is allowed is the key's to say.
 func parseDuration(s string) (int64, error) {
-	if s == "" {
-		return 0, nil
-	}
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n == 0 {
 		return 0, nil
 	}
@@ -691,8 +748,8 @@ func parseDuration(s string) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("%q is not a duration (30s, 5m)", s)
 	}
-	if d <= 0 {
-		return 0, fmt.Errorf("%q must be > 0", s)
+	if d < 0 {
+		return 0, fmt.Errorf("%q must not be negative", s)
 	}
 	return int64(d), nil
 }

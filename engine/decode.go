@@ -4,76 +4,72 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"unicode/utf8"
+	"reflect"
+	"strconv"
+	"unsafe"
 
 	"github.com/prebid/openrtb/v20/openrtb2"
+
+	"github.com/bidguard/bidguard/jsonraw"
 )
 
 // MaxDepth is the deepest nesting a document may have.
-const MaxDepth = 1000
+const MaxDepth = jsonraw.MaxDepth
 
 // ErrLooksLikeRequest is returned for a response document with an "imp" key
 // and no "seatbid" key.
 var ErrLooksLikeRequest = errors.New("looks like a bid request")
 
-// DecodeRequest decodes an exchange's bid request under the decode rules of
-// GATES.md ("The model"): strict types, no trailing data, nesting of at most
-// MaxDepth. A bid request must also have an id and at least one imp; those
-// checks are the caller's (check accepts what serve would answer 400 to).
-func DecodeRequest(data []byte, req *openrtb2.BidRequest) error {
-	_, err := decodeRequest(data, req)
-	return err
-}
-
-type wireRequest struct {
-	openrtb2.BidRequest
-	Regs *wireRegs `json:"regs"`
-}
-
-// wireRegs captures regs.dsa, which OpenRTB 2.6 exchanges send beside
-// regs.ext.dsa and openrtb2.Regs has no field for.
-type wireRegs struct {
-	openrtb2.Regs
-	DSA json.RawMessage `json:"dsa"`
-}
-
-func decodeRequest(data []byte, req *openrtb2.BidRequest) (regsDSA json.RawMessage, err error) {
-	if err := checkDocument(data); err != nil {
-		return nil, err
+// The wire types are what documents decode into: the openrtb2 types plus
+// what the decode rules record beside them. They resolve keys as
+// encoding/json resolves them for these very types (the reference of the
+// differential tests): a field of the outer struct shadows the embedded
+// field of the same name.
+type (
+	wireRequest struct {
+		openrtb2.BidRequest
+		Regs *wireRegs `json:"regs"`
 	}
-	var w wireRequest
-	if err := json.Unmarshal(data, &w); err != nil {
-		return nil, cleanJSONError(err)
+	// wireRegs captures regs.dsa, which OpenRTB 2.6 exchanges send beside
+	// regs.ext.dsa and openrtb2.Regs has no field for.
+	wireRegs struct {
+		openrtb2.Regs
+		DSA json.RawMessage `json:"dsa"`
 	}
-	*req = w.BidRequest
-	if w.Regs != nil {
-		regs := w.Regs.Regs
-		req.Regs = &regs
-		regsDSA = w.Regs.DSA
+	// wireResponse keeps each bid's bytes (wireSeatBid) so that the bids
+	// are counted before any is decoded, and notes an "imp" key.
+	wireResponse struct {
+		openrtb2.BidResponse
+		SeatBid *[]wireSeatBid  `json:"seatbid"`
+		Imp     json.RawMessage `json:"imp"`
 	}
-	return regsDSA, nil
-}
+	wireSeatBid struct {
+		openrtb2.SeatBid
+		Bid []json.RawMessage `json:"bid"`
+	}
+	// wireBid tells a missing or null price from a price of 0.
+	wireBid struct {
+		openrtb2.Bid
+		Price *float64 `json:"price"`
+	}
+)
 
-type wireResponse struct {
-	openrtb2.BidResponse
-	SeatBid *[]wireSeatBid  `json:"seatbid"`
-	Imp     json.RawMessage `json:"imp"`
-}
-
-type wireSeatBid struct {
-	openrtb2.SeatBid
-	Bid []json.RawMessage `json:"bid"`
-}
-
-type wireBid struct {
-	openrtb2.Bid
-	Price *float64 `json:"price"`
-}
+// Plans, compiled once.
+var (
+	requestPlan  = planFor(reflect.TypeFor[wireRequest]())
+	responsePlan = planFor(reflect.TypeFor[wireResponse]())
+	wireBidPlan  = planFor(reflect.TypeFor[wireBid]())
+	// outPlan is the response as forwarded; its seatbid and bid element
+	// plans give the slabs the decoded seatbids and bids live in.
+	outPlan     = planFor(reflect.TypeFor[openrtb2.BidResponse]())
+	seatBidPlan = outPlan.fields[outPlan.fieldIndex("seatbid")].plan.elem
+	bidPlan     = seatBidPlan.fields[seatBidPlan.fieldIndex("bid")].plan.elem
+)
 
 // ResponseInfo is what DecodeResponse learned besides the decoded bids.
 type ResponseInfo struct {
-	// Empty is true for a `null` or `{}` document.
+	// Empty is true for an empty document (no bytes or only whitespace),
+	// `null` and `{}`.
 	Empty bool
 	// BidCount is the number of bids in the document; when it exceeds the
 	// limit no bid was decoded and TooManyBids is set.
@@ -81,126 +77,157 @@ type ResponseInfo struct {
 	TooManyBids bool
 }
 
-// DecodeResponse decodes a bidder's response into resp and appends one Bid
-// per seatbid[].bid[] to bids. maxBids <= 0 means no limit. A half-decoded
-// response is never returned: on error resp and bids must be discarded.
-func DecodeResponse(data []byte, maxBids int, resp *openrtb2.BidResponse, bids []Bid) ([]Bid, ResponseInfo, error) {
-	var info ResponseInfo
-	if err := checkDocument(data); err != nil {
-		return bids, info, err
+// messages is an Eval's decoded pair and the storage behind it.
+type messages struct {
+	req       wireRequest
+	resp      wireResponse
+	out       openrtb2.BidResponse
+	bid       wireBid
+	info      ResponseInfo
+	reqArena  arena
+	respArena arena
+}
+
+func (m *messages) reset() {
+	m.resetRequest()
+	m.resetResponse()
+}
+
+func (m *messages) resetRequest() {
+	m.reqArena.reset()
+	m.req = wireRequest{}
+}
+
+func (m *messages) resetResponse() {
+	m.respArena.reset()
+	m.resp, m.out, m.bid, m.info = wireResponse{}, openrtb2.BidResponse{}, wireBid{}, ResponseInfo{}
+}
+
+// DecodeRequest decodes the exchange's bid request into the Eval under the
+// decode rules of GATES.md ("The model"): the syntax encoding/json accepts,
+// strict types, no trailing data, nesting of at most MaxDepth, no number
+// overflowing float64. A bid request must also have an id and at least one
+// imp; those checks are the caller's (check accepts what serve would answer
+// 400 to). data must stay unmodified until the Eval is released: decoded
+// strings alias it.
+func (e *Eval) DecodeRequest(data []byte) error {
+	m := &e.msgs
+	m.resetRequest()
+	e.In.RawRequest, e.In.Request, e.In.RegsDSA = data, nil, nil
+	doc, err := jsonraw.Validate(data)
+	if err != nil {
+		return err
 	}
+	d := decoder{data: data, doc: doc, ar: &m.reqArena}
+	if err := d.decode(requestPlan, unsafe.Pointer(&m.req)); err != nil {
+		m.resetRequest()
+		return err
+	}
+	req := &m.req.BidRequest
+	if m.req.Regs != nil {
+		req.Regs = &m.req.Regs.Regs
+		e.In.RegsDSA = m.req.Regs.DSA
+	}
+	e.In.Request = req
+	return nil
+}
+
+// DecodeResponse decodes the bidder's response into the Eval, with one Bid
+// per seatbid[].bid[] in In.Bids. maxBids (limits.maxBids; <= 0 means no
+// limit) is applied to the count of bids before any bid is decoded. An empty
+// document (no bytes or only whitespace) is a response without bids, as
+// `null` and `{}` are. A half-decoded response is never judged: on error the
+// Eval holds no response. data must stay unmodified until the Eval is
+// released: decoded strings and Bid.Raw alias it.
+func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
+	m := &e.msgs
+	m.resetResponse()
+	in := &e.In
+	in.RawResponse, in.Response, in.Bids, in.ResponseEmpty = data, nil, in.Bids[:0], false
+	if err := m.decodeResponse(data, maxBids, in); err != nil {
+		m.resetResponse()
+		in.Bids = in.Bids[:0]
+		return err
+	}
+	in.Response = &m.out
+	in.ResponseEmpty = m.info.Empty
+	return nil
+}
+
+func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	trimmed := bytes.TrimSpace(data)
-	if bytes.Equal(trimmed, []byte("null")) {
-		info.Empty = true
-		return bids, info, nil
+	if len(trimmed) == 0 || string(trimmed) == "null" {
+		m.info.Empty = true
+		return nil
 	}
-	var w wireResponse
-	if err := json.Unmarshal(data, &w); err != nil {
-		return bids, info, cleanJSONError(err)
+	doc, err := jsonraw.Validate(data)
+	if err != nil {
+		return err
 	}
-	if w.SeatBid == nil && w.Imp != nil {
-		return bids, info, ErrLooksLikeRequest
+	d := decoder{data: data, doc: doc, ar: &m.respArena}
+	if err := d.decode(responsePlan, unsafe.Pointer(&m.resp)); err != nil {
+		return err
 	}
-	*resp = w.BidResponse
-	resp.SeatBid = nil
-	info.Empty = isEmptyObject(trimmed)
-	if w.SeatBid == nil {
-		return bids, info, nil
+	if m.resp.SeatBid == nil && m.resp.Imp != nil {
+		return ErrLooksLikeRequest
 	}
-	for _, sb := range *w.SeatBid {
-		info.BidCount += len(sb.Bid)
+	m.out = m.resp.BidResponse
+	m.info.Empty = isEmptyObject(trimmed)
+	if m.resp.SeatBid == nil {
+		return nil
 	}
-	if maxBids > 0 && info.BidCount > maxBids {
-		info.TooManyBids = true
-		return bids, info, nil
+	wire := *m.resp.SeatBid
+	for i := range wire {
+		m.info.BidCount += len(wire[i].Bid)
 	}
-	resp.SeatBid = make([]openrtb2.SeatBid, len(*w.SeatBid))
-	for i, sb := range *w.SeatBid {
-		resp.SeatBid[i] = sb.SeatBid
-		decoded := make([]openrtb2.Bid, len(sb.Bid))
-		for j, raw := range sb.Bid {
-			var wb wireBid
-			if err := json.Unmarshal(raw, &wb); err != nil {
-				return bids, info, fmt.Errorf("seatbid[%d].bid[%d]: %w", i, j, cleanJSONError(err))
+	if maxBids > 0 && m.info.BidCount > maxBids {
+		m.info.TooManyBids = true
+		return nil
+	}
+	seats := unsafe.Slice((*openrtb2.SeatBid)(m.respArena.alloc(seatBidPlan, len(wire))), len(wire))
+	for i := range wire {
+		w := &wire[i]
+		seats[i] = w.SeatBid
+		bids := unsafe.Slice((*openrtb2.Bid)(m.respArena.alloc(bidPlan, len(w.Bid))), len(w.Bid))
+		for j, raw := range w.Bid {
+			if err := m.decodeBid(&d, raw, &bids[j]); err != nil {
+				return within(within(within(within(err, "["+strconv.Itoa(j)+"]"), "bid"), "["+strconv.Itoa(i)+"]"), "seatbid")
 			}
-			if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
-				return bids, info, fmt.Errorf("seatbid[%d].bid[%d] is null", i, j)
-			}
-			decoded[j] = wb.Bid
-			if wb.Price != nil {
-				decoded[j].Price = *wb.Price
-			}
-			bids = append(bids, Bid{
-				SeatIndex: i, BidIndex: j, Seat: sb.Seat,
-				HasPrice: wb.Price != nil,
-				BadUTF8:  !utf8.Valid(raw),
+			in.Bids = append(in.Bids, Bid{
+				Bid: &bids[j], SeatIndex: i, BidIndex: j, Seat: w.Seat,
+				HasPrice: m.bid.Price != nil,
+				BadUTF8:  !doc.SpanValidUTF8(raw),
 				Raw:      raw,
 			})
 		}
-		resp.SeatBid[i].Bid = decoded
+		seats[i].Bid = bids
 	}
-	for k := range bids {
-		b := &bids[k]
-		b.Bid = &resp.SeatBid[b.SeatIndex].Bid[b.BidIndex]
-	}
-	return bids, info, nil
+	m.out.SeatBid = seats
+	return nil
 }
+
+// decodeBid decodes one bid from its bytes (a part of the document) into b.
+func (m *messages) decodeBid(d *decoder, raw []byte, b *openrtb2.Bid) error {
+	if string(raw) == "null" {
+		return &typeError{value: "null", offset: offsetIn(d.data, raw), null: true}
+	}
+	m.bid = wireBid{}
+	if _, err := d.value(offsetIn(d.data, raw), wireBidPlan, unsafe.Pointer(&m.bid)); err != nil {
+		return err
+	}
+	*b = m.bid.Bid
+	if m.bid.Price != nil {
+		b.Price = *m.bid.Price
+	}
+	return nil
+}
+
+// Info returns what the response decoder recorded.
+func (e *Eval) Info() ResponseInfo { return e.msgs.info }
 
 func isEmptyObject(b []byte) bool {
 	if len(b) < 2 || b[0] != '{' {
 		return false
 	}
 	return len(bytes.TrimSpace(b[1:len(b)-1])) == 0
-}
-
-// checkDocument rejects what encoding/json would accept but the decode rules
-// do not: nesting deeper than MaxDepth. Syntax is left to encoding/json.
-func checkDocument(data []byte) error {
-	if len(bytes.TrimSpace(data)) == 0 {
-		return errors.New("empty document")
-	}
-	depth, inString, escaped := 0, false, false
-	for _, c := range data {
-		if inString {
-			switch {
-			case escaped:
-				escaped = false
-			case c == '\\':
-				escaped = true
-			case c == '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case '{', '[':
-			depth++
-			if depth > MaxDepth {
-				return fmt.Errorf("nesting deeper than %d", MaxDepth)
-			}
-		case '}', ']':
-			depth--
-		}
-	}
-	return nil
-}
-
-// cleanJSONError keeps encoding/json's message but drops the Go type names
-// that mean nothing to an exchange engineer.
-func cleanJSONError(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		field := te.Field
-		if field == "" {
-			field = "value"
-		}
-		return fmt.Errorf("%s: wrong JSON type %s (offset %d)", field, te.Value, te.Offset)
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Errorf("malformed JSON at offset %d: %s", se.Offset, se.Error())
-	}
-	return err
 }

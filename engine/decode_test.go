@@ -4,95 +4,174 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/prebid/openrtb/v20/openrtb2"
 	"github.com/stretchr/testify/require"
 )
 
-func decodeResp(t *testing.T, doc string) ([]Bid, ResponseInfo, error) {
+// decodeResp decodes doc as a response in a fresh Eval (released by the
+// test's cleanup).
+func decodeResp(t *testing.T, doc string, maxBids int) (*Eval, error) {
 	t.Helper()
-	var r openrtb2.BidResponse
-	return DecodeResponse([]byte(doc), 1000, &r, nil)
+	e := AcquireEval()
+	t.Cleanup(func() { ReleaseEval(e) })
+	return e, e.DecodeResponse([]byte(doc), maxBids)
 }
 
 func TestDecodeResponseErrors(t *testing.T) {
 	f := func(doc, msg string) {
 		t.Helper()
-		_, _, err := decodeResp(t, doc)
+		e, err := decodeResp(t, doc, 1000)
 		require.Error(t, err, doc)
 		require.Contains(t, err.Error(), msg, doc)
+		require.Nil(t, e.In.Response, "a half-decoded response is never judged")
+		require.Empty(t, e.In.Bids)
 	}
-	f(`{"id":"1","seatbid":[{"bid":[{"id":"b","impid":"1","price":"1.5"}]}]}`, "price")
-	f(`{"id":"1","seatbid":[{"bid":[{"id":"b","impid":7,"price":1}]}]}`, "impid")
-	f(`{"id":"1","seatbid":[{"bid":[{"id":"b","impid":"1","price":1e400}]}]}`, "price")
+	f(`{"id":"1","seatbid":[{"bid":[{"id":"b","impid":"1","price":"1.5"}]}]}`, "seatbid[0].bid[0].price: wrong JSON type string (offset 59)")
+	f(`{"id":"1","seatbid":[{"bid":[{"id":"b","impid":7,"price":1}]}]}`, "seatbid[0].bid[0].impid: wrong JSON type number 7")
+	f(`{"id":"1","seatbid":[{"bid":[{"id":"b","impid":"1","price":1e400}]}]}`, "number 1e400 overflows float64")
+	f(`{"id":"1","seatbid":[{"bid":[{"id":"b","impid":"1","ext":{"x":[-1e309]}}]}]}`, "overflows float64")
 	f(`{"id":"1","seatbid":[{"bid":[{"id":"b","impid":"1","price":NaN}]}]}`, "malformed JSON")
 	f(`{"id":"1","seatbid":[]} {}`, "malformed JSON")
 	f(`{"id":"1","imp":[{"id":"1"}]}`, "looks like a bid request")
+	f(`{"id":"1","IMP":null,"seatbid":null}`, "looks like a bid request")
 	f(strings.Repeat("[", 1001)+strings.Repeat("]", 1001), "nesting deeper than 1000")
-	f(``, "empty document")
-	f(`{"id":"1","seatbid":[{"bid":[null]}]}`, "is null")
-	f(`[]`, "wrong JSON type")
+	f(`{"id":"1","seatbid":[{"bid":[null]}]}`, "seatbid[0].bid[0] is null")
+	f(`{"id":"1","seatbid":[{"bid":[{},null]}]}`, "seatbid[0].bid[1] is null")
+	f(`{"id":"1","seatbid":[{"bid":[1]}]}`, "seatbid[0].bid[0]: wrong JSON type number 1")
+	f(`[]`, "value: wrong JSON type array")
+	f(`{"id":"1","seatbid":[{"group":128,"bid":[]}]}`, "seatbid[0].group: wrong JSON type number 128")
+	f(`{"id":"1","seatbid":[{"bid":[{"w":1.0}]}]}`, "w: wrong JSON type number 1.0")
+	f(`{"id":"1","seatbid":[{"bid":[{"w":1e2}]}]}`, "w: wrong JSON type number 1e2")
+	f(`{"id":"1","seatbid":[{"bid":[{"w":9223372036854775808}]}]}`, "wrong JSON type number")
+	// A duplicate key whose earlier value has the wrong type: encoding/json
+	// notes the first type error and rejects the document.
+	f(`{"id":"1","seatbid":[{"bid":[{"price":"1","price":1}]}]}`, "price: wrong JSON type string")
+	f(`{"id":"1","cur":1,"cur":"USD","seatbid":[]}`, "cur: wrong JSON type number")
 }
 
 func TestDecodeResponseRecords(t *testing.T) {
-	bids, info, err := decodeResp(t, `{"id":"1","seatbid":[{"seat":"s","bid":[
+	e, err := decodeResp(t, `{"id":"1","seatbid":[{"seat":"s","bid":[
 		{"id":"a","impid":"1"},
 		{"id":"b","impid":"1","price":null},
 		{"id":"c","impid":"1","price":0},
 		{"id":"d","impid":"1","price":2,"PRICE":3,"adm":"`+"\xff"+`"},
-		{"id":"e","impid":"1","price":1,"price":4}]}]}`)
+		{"id":"e","impid":"1","price":1,"price":4},
+		{"id":"f","impid":"1","price":1,"price":null}]}]}`, 1000)
 	require.NoError(t, err)
-	require.Equal(t, 5, info.BidCount)
-	require.Len(t, bids, 5)
-	has := []bool{false, false, true, true, true}
+	require.Equal(t, 6, e.Info().BidCount)
+	bids := e.In.Bids
+	require.Len(t, bids, 6)
+	has := []bool{false, false, true, true, true, false}
 	for i, b := range bids {
 		require.Equal(t, has[i], b.HasPrice, b.ID)
 		require.Equal(t, "s", b.Seat)
 		require.Equal(t, i == 3, b.BadUTF8, b.ID)
+		require.Equal(t, "\uFFFD", bids[3].AdM, "invalid UTF-8 decodes to U+FFFD as in encoding/json")
+		require.Same(t, &e.In.Response.SeatBid[0].Bid[i], b.Bid)
 	}
 	require.Equal(t, 3.0, bids[3].Price, "case-variant keys: the last one wins")
 	require.Equal(t, 4.0, bids[4].Price, "duplicate keys: the last one wins")
+	require.Equal(t, 0.0, bids[5].Price, "a null price is a missing price")
+	require.Equal(t, `{"id":"a","impid":"1"}`, string(bids[0].Raw))
 }
 
 func TestDecodeResponseEmptyAndLimits(t *testing.T) {
-	_, info, err := decodeResp(t, `null`)
+	for _, doc := range []string{``, " \n\t", `null`, ` { } `} {
+		e, err := decodeResp(t, doc, 1000)
+		require.NoError(t, err, "%q is a no-bid", doc)
+		require.True(t, e.Info().Empty, doc)
+		require.True(t, e.In.ResponseEmpty, doc)
+		require.NotNil(t, e.In.Response)
+	}
+	e, err := decodeResp(t, `{"id":"x"}`, 1000)
 	require.NoError(t, err)
-	require.True(t, info.Empty)
-	_, info, err = decodeResp(t, ` { } `)
-	require.NoError(t, err)
-	require.True(t, info.Empty)
-	_, info, err = decodeResp(t, `{"id":"x"}`)
-	require.NoError(t, err)
-	require.False(t, info.Empty)
+	require.False(t, e.Info().Empty)
 	// Depth exactly 1000 is accepted.
-	deep := `{"id":"1","ext":` + strings.Repeat("[", 998) + strings.Repeat("]", 998) + `}`
-	_, _, err = decodeResp(t, deep)
+	_, err = decodeResp(t, `{"id":"1","ext":`+strings.Repeat("[", 999)+strings.Repeat("]", 999)+`}`, 1000)
 	require.NoError(t, err)
 	// Brackets inside strings do not count.
-	_, _, err = decodeResp(t, `{"id":"`+strings.Repeat("[", 2000)+`"}`)
+	_, err = decodeResp(t, `{"id":"`+strings.Repeat("[", 2000)+`"}`, 1000)
 	require.NoError(t, err)
 
-	var r openrtb2.BidResponse
-	_, info, err = DecodeResponse([]byte(`{"id":"1","seatbid":[{"bid":[{"id":"a"},{"id":"b"},{"id":"c"}]}]}`), 2, &r, nil)
+	// The count decides before any bid is decoded: bad bids do not matter.
+	e, err = decodeResp(t, `{"id":"1","seatbid":[{"bid":[{"id":"a"},{"price":"x"}]},{"bid":[null]}]}`, 2)
 	require.NoError(t, err)
-	require.True(t, info.TooManyBids)
-	require.Equal(t, 3, info.BidCount)
+	require.True(t, e.Info().TooManyBids)
+	require.Equal(t, 3, e.Info().BidCount)
+	require.Empty(t, e.In.Bids)
 }
 
 func TestDecodeRequestStrictTypes(t *testing.T) {
 	f := func(doc string, ok bool) {
 		t.Helper()
-		var r openrtb2.BidRequest
-		err := DecodeRequest([]byte(doc), &r)
+		e := AcquireEval()
+		defer ReleaseEval(e)
+		err := e.DecodeRequest([]byte(doc))
 		if ok {
 			require.NoError(t, err, doc)
+			require.NotNil(t, e.In.Request)
 		} else {
 			require.Error(t, err, doc)
+			require.Nil(t, e.In.Request)
 		}
 	}
 	f(`{"id":"1","imp":[{"id":"1"}],"tmax":100}`, true)
 	f(`{"id":"1","imp":[{"id":"1"}],"tmax":"100"}`, false)
+	f(`{"id":"1","imp":[{"id":"1"}],"tmax":100.5}`, false)
 	f(`{"id":"1","imp":[{"id":"1"}],"regs":{"coppa":true}}`, false)
 	f(`{"id":"1","imp":[{"id":"1"}],"unknown":{"x":[1,2]},"at":99}`, true)
+	f(`{"id":"1","imp":[{"id":"1"}],"unknown":{"x":[1e999]}}`, false)
 	f(`{"id":"1","imp":[{"id":"1","banner":{"pos":42}}]}`, true)
 	f(`{"id":"1"`, false)
+	f(``, false)
+	f(`null`, true)
+}
+
+func TestDecodeRequestRegsDSA(t *testing.T) {
+	e := AcquireEval()
+	defer ReleaseEval(e)
+	require.NoError(t, e.DecodeRequest([]byte(`{"id":"1","regs":{"coppa":1,"dsa":{"dsarequired":3}},"REGS":{"gdpr":1}}`)))
+	require.Equal(t, `{"dsarequired":3}`, string(e.In.RegsDSA))
+	require.NotNil(t, e.In.Request.Regs)
+	require.EqualValues(t, 1, e.In.Request.Regs.COPPA, "a repeated object merges into the first, as in encoding/json")
+	require.NotNil(t, e.In.Request.Regs.GDPR)
+}
+
+// TestDecodeRepeatedKeys pins encoding/json's handling of repeated keys,
+// which the decoder reproduces (FuzzDecodeRequestDifferential checks it
+// against encoding/json itself).
+func TestDecodeRepeatedKeys(t *testing.T) {
+	e := AcquireEval()
+	defer ReleaseEval(e)
+	require.NoError(t, e.DecodeRequest([]byte(`{"id":"1",
+		"bcat":["a","b","c"],"bcat":["d"],"bcat":["e",null,null],
+		"imp":[{"id":"1","tagid":"t","banner":{"w":1}}],"IMP":[{"id":"2","banner":{"h":2}}],
+		"site":{"id":"s","page":"p"},"site":{"id":"s2"},
+		"cur":["USD"],"cur":[],"wseat":["x"],"wseat":null}`)))
+	r := e.In.Request
+	require.Equal(t, []string{"e", "b", "c"}, r.BCat, "a repeated array keeps its backing array: nulls leave the stale elements")
+	require.Len(t, r.Imp, 1)
+	require.Equal(t, "2", r.Imp[0].ID)
+	require.Equal(t, "t", r.Imp[0].TagID, "array elements decode into the earlier ones")
+	require.EqualValues(t, 1, *r.Imp[0].Banner.W, "a repeated object merges into the earlier one")
+	require.EqualValues(t, 2, *r.Imp[0].Banner.H)
+	require.Equal(t, "s2", r.Site.ID)
+	require.Equal(t, "p", r.Site.Page)
+	require.NotNil(t, r.Cur)
+	require.Empty(t, r.Cur, "an empty array is an empty, non-nil slice")
+	require.Nil(t, r.WSeat, "null sets a slice to nil")
+}
+
+// TestDecodeEmptyBidsFreshEval: a seatbid without bids decodes in an Eval
+// whose arena has never been used, and the Eval resets cleanly.
+func TestDecodeEmptyBidsFreshEval(t *testing.T) {
+	e := new(Eval)
+	require.NoError(t, e.DecodeResponse([]byte(`{"id":"1","seatbid":[{"bid":[]},{"bid":null}]}`), 1000))
+	require.Len(t, e.In.Response.SeatBid, 2)
+	for _, sb := range e.In.Response.SeatBid {
+		require.NotNil(t, sb.Bid)
+		require.Empty(t, sb.Bid)
+	}
+	e.reset()
+	require.NoError(t, e.DecodeResponse([]byte(`{"id":"1","seatbid":[]}`), 1000))
+	e.reset()
 }

@@ -8,10 +8,33 @@
 // it. An Eval is pooled per-request state (AcquireEval / ReleaseEval); its
 // Input, Bids and Outcome must not be retained after release.
 //
-// Allocation: the pass path of Eval.Run allocates nothing (TestRunPassPathAllocs).
-// Reason strings with numbers, details and the hit lists are built only when a
+// # Decoded values alias the documents
+//
+// DecodeRequest and DecodeResponse decode into structs, slices and strings
+// the Eval owns and reuses: strings that need no unescaping point into the
+// document bytes themselves (json.RawMessage values and Bid.Raw too), the
+// others into the Eval's arena. Hence two rules:
+//
+//   - The bytes given to DecodeRequest and DecodeResponse must stay alive
+//     and unmodified until the Eval is released (rtb releases the Eval
+//     before it gives back its request and response buffers).
+//   - Nothing decoded may be retained after ReleaseEval: not a string, not
+//     a slice, not a pointer into the messages, not Body's bytes. Whatever
+//     must outlive the request (audit records, rejection log lines, anything
+//     queued for another goroutine) copies what it keeps (strings.Clone,
+//     bytes.Clone) before the Eval is released. Check's Report holds a
+//     copy of the answer body, but its reasons and details may alias the
+//     Eval: use the Report before releasing the Eval Check returned.
+//
+// Decoding follows encoding/json exactly (same documents accepted, same
+// values; FuzzDecodeRequestDifferential, FuzzDecodeResponseDifferential)
+// after jsonraw.Validate has checked the whole document.
+//
+// Allocation: once an Eval is warm, decoding the pair, the pass path of
+// Eval.Run and Body allocate nothing (TestDecodeRunBodyAllocs). Reason
+// strings with numbers, details and the hit lists are built only when a
 // gate fails.
 //
 // The engine knows OpenRTB types, not HTTP. It imports no other bidguard
-// package but pool.
+// package but pool and jsonraw.
 package engine

@@ -15,7 +15,7 @@ import (
 func FuzzDecodeAndJudge(f *testing.F) {
 	req, resp := readTypical(f)
 	f.Add(resp)
-	samples, _ := filepath.Glob("testdata/*.json")
+	samples, _ := filepath.Glob("testdata/corpus/bid-response-*.json")
 	for _, s := range samples {
 		if data, err := os.ReadFile(s); err == nil {
 			f.Add(data)

@@ -50,18 +50,43 @@ type Input struct {
 
 	frozen   bool
 	frozenAt time.Time
+	// clock is the engine's last reading of the real clock.
+	clock time.Time
 
 	impIndex map[string]int
 	bidIndex map[string]int
 }
 
-// Now reads the evaluation clock: the frozen instant in `check`, the real
-// clock otherwise.
+// Now is the evaluation clock: the frozen instant in `check`; otherwise,
+// during a run, the instant the engine read when the running gate began
+// (the engine reads the clock once per gate, and every 64 bids inside one),
+// and outside a run the real clock.
 func (in *Input) Now() time.Time {
 	if in.frozen {
 		return in.frozenAt
 	}
-	return time.Now()
+	if !in.clock.IsZero() {
+		return in.clock
+	}
+	return clockNow()
+}
+
+// readClock reads the real clock (latencies are measured with it even in
+// `check`) and makes it the run's current instant.
+func (in *Input) readClock() time.Time {
+	in.clock = clockNow()
+	return in.clock
+}
+
+// clockNow reads the real clock; tests count the reads through it.
+var clockNow = time.Now
+
+// at is the evaluation instant for a reading of the real clock.
+func (in *Input) at(real time.Time) time.Time {
+	if in.frozen {
+		return in.frozenAt
+	}
+	return real
 }
 
 // FreezeClock makes every clock read return t (the `check` command).
@@ -70,11 +95,12 @@ func (in *Input) FreezeClock(t time.Time) { in.frozen, in.frozenAt = true, t }
 // impIndexThreshold is the imp count from which ImpByID uses a map.
 const impIndexThreshold = 16
 
-// ImpByID returns the first request imp with that id, or nil. It allocates
-// nothing for requests of up to 16 imps; larger requests build a pooled index
-// once per evaluation.
+// ImpByID returns the first request imp with that id, or nil. An empty id
+// matches no imp, even an imp without an id. It allocates nothing for
+// requests of up to 16 imps; larger requests build a pooled index once per
+// evaluation.
 func (in *Input) ImpByID(id string) *openrtb2.Imp {
-	if in.Request == nil {
+	if in.Request == nil || id == "" {
 		return nil
 	}
 	imps := in.Request.Imp
@@ -138,6 +164,7 @@ func (in *Input) reset() {
 	clear(in.impIndex)
 	clear(in.bidIndex)
 	im, bi := in.impIndex, in.bidIndex
+	clear(in.Bids) // a pooled Eval keeps no pointer into released documents
 	bids := in.Bids[:0]
 	*in = Input{Bids: bids, impIndex: im, bidIndex: bi}
 }

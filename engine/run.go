@@ -3,8 +3,6 @@ package engine
 import (
 	"sync"
 	"time"
-
-	"github.com/prebid/openrtb/v20/openrtb2"
 )
 
 // Skip reasons the engine writes into gate results.
@@ -113,9 +111,8 @@ type Eval struct {
 	In  Input
 	Out Outcome
 
-	req     openrtb2.BidRequest
-	resp    openrtb2.BidResponse
-	info    ResponseInfo
+	msgs    messages
+	enc     encodeState
 	states  []bidState
 	order   []*Policy
 	scope   Scope
@@ -140,47 +137,15 @@ func ReleaseEval(e *Eval) {
 func (e *Eval) reset() {
 	e.In.reset()
 	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
-	e.req = openrtb2.BidRequest{}
-	e.resp = openrtb2.BidResponse{}
-	e.info = ResponseInfo{}
+	e.msgs.reset()
+	e.enc.reset()
 	clear(e.states)
 	e.states = e.states[:0]
 	clear(e.order)
 	e.order = e.order[:0]
-	e.scope = Scope{}
+	e.scope.reset()
 	e.all, e.snap, e.stop, e.respDie, e.respLst = false, nil, "", false, false
 }
-
-// DecodeRequest decodes the exchange's request into the Eval.
-func (e *Eval) DecodeRequest(data []byte) error {
-	e.In.RawRequest = data
-	dsa, err := decodeRequest(data, &e.req)
-	if err != nil {
-		return err
-	}
-	e.In.Request = &e.req
-	e.In.RegsDSA = dsa
-	return nil
-}
-
-// DecodeResponse decodes the bidder's response into the Eval. maxBids is
-// limits.maxBids.
-func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
-	e.In.RawResponse = data
-	bids, info, err := DecodeResponse(data, maxBids, &e.resp, e.In.Bids[:0])
-	e.In.Bids = bids
-	if err != nil {
-		e.In.Bids = e.In.Bids[:0]
-		return err
-	}
-	e.info = info
-	e.In.Response = &e.resp
-	e.In.ResponseEmpty = info.Empty
-	return nil
-}
-
-// Info returns what the response decoder recorded.
-func (e *Eval) Info() ResponseInfo { return e.info }
 
 // RunOptions changes how the engine runs.
 type RunOptions struct {
@@ -205,11 +170,13 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
 	in := &e.In
 	in.Rates = snap.Rates
+	e.scope.newRequest()
+	in.clock = time.Time{} // Now reads the real clock until the first gate
 	if in.Response == nil {
-		in.Response = &e.resp
+		in.Response = &e.msgs.out
 	}
 	if in.Request == nil {
-		in.Request = &e.req
+		in.Request = &e.msgs.req.BidRequest
 	}
 	bids := in.Bids
 	if cap(e.states) < len(bids) {
@@ -225,9 +192,9 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 		}
 	}
 	switch {
-	case len(bids) == 0 && !e.info.TooManyBids:
+	case len(bids) == 0 && !e.msgs.info.TooManyBids:
 		e.runEmpty()
-	case e.info.TooManyBids:
+	case e.msgs.info.TooManyBids:
 		e.runTooMany()
 	default:
 		for _, p := range e.order {
@@ -235,6 +202,7 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 		}
 	}
 	e.finish()
+	in.clock = time.Time{}
 	return &e.Out
 }
 
@@ -279,7 +247,12 @@ func (e *Eval) runTooMany() {
 	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, 3, 300))
 	for _, p := range e.order {
 		for _, g := range p.Gates {
-			skipped(e.result(p, g), ReasonSkipBidsLimit)
+			r := e.result(p, g)
+			if g.Mode == Off {
+				skipped(r, ReasonOff)
+				continue
+			}
+			skipped(r, ReasonSkipBidsLimit)
 		}
 	}
 }
@@ -289,8 +262,17 @@ func (e *Eval) failFast(p *Policy) bool { return p.FailFast && !e.all }
 func (e *Eval) runPolicy(p *Policy) {
 	in := &e.In
 	def := e.snap.Default
+	// One clock read per gate run: the end of one gate is the start of the
+	// next, its latency's origin and the instant of its deadline check.
+	start := in.readClock()
 	for _, g := range p.Gates {
 		r := e.result(p, g)
+		// A gate in mode off is reported as off whatever stopped the run
+		// before it: it would never have run.
+		if g.Mode == Off {
+			skipped(r, ReasonOff)
+			continue
+		}
 		if e.stop != "" {
 			skipped(r, e.stop)
 			continue
@@ -299,14 +281,8 @@ func (e *Eval) runPolicy(p *Policy) {
 			skipped(r, ReasonSkipFailFast)
 			continue
 		}
-		if g.Mode == Off {
-			skipped(r, ReasonOff)
-			continue
-		}
-		start := time.Now()
 		if g.Kind != Guard && !in.Now().Before(in.Deadline) {
 			e.timeout(g, r)
-			r.LatencyNs = int64(time.Since(start))
 			continue
 		}
 		switch g.Kind {
@@ -319,7 +295,9 @@ func (e *Eval) runPolicy(p *Policy) {
 		case Scan:
 			e.runScan(p, g, r)
 		}
-		r.LatencyNs = int64(time.Since(start))
+		end := in.readClock()
+		r.LatencyNs = int64(end.Sub(start))
+		start = end
 	}
 }
 
@@ -383,7 +361,7 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 			continue
 		}
 		visited++
-		if visited%clockEvery == 0 && !in.Now().Before(in.Deadline) {
+		if visited%clockEvery == 0 && !in.at(in.readClock()).Before(in.Deadline) {
 			e.timeout(g, r)
 			return
 		}
@@ -418,8 +396,9 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 
 func (e *Eval) runScan(p *Policy, g *GateEntry, r *GateResult) {
 	sc := &e.scope
-	*sc = Scope{e: e, p: p, g: g, r: r, failFast: e.failFast(p), responseLevel: p == e.snap.Default}
+	sc.start(e, p, g, r)
 	g.scan.Scan(&e.In, sc)
+	sc.record()
 	if sc.timedOut {
 		e.timeout(g, r)
 		return

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -117,6 +118,50 @@ policy:
 	require.True(t, off.Skipped)
 	require.Equal(t, "off", off.Reason)
 	require.Equal(t, "warn", g.Mode)
+}
+
+// A gate in mode off is listed as skipped with reason off, never run, also
+// when a stop before it (failFast, a timeout, tmaxGuard, the bids limit)
+// skips every other later gate (GATES.md "mode", DESIGN.md `check`).
+func TestOffAfterAStopIsOff(t *testing.T) {
+	const cfg = `
+limits: {maxBids: %d}
+policy:
+  gates:
+    - gate: tmaxGuard
+    - gate: responseId
+    - {gate: impidMatch, mode: "off"}
+    - gate: bidSanity
+seats:
+  "777":
+    addGates: [{gate: floor, mode: "off"}]
+`
+	f := func(maxBids int, elapsedMs int64, resp string, stop string) {
+		t.Helper()
+		snap := snapshot(t, strings.Replace(cfg, "%d", fmt.Sprint(maxBids), 1))
+		rep, ev, err := engine.Check(snap, []byte(pairReq), []byte(resp), engine.CheckOptions{ElapsedMs: elapsedMs, LatencyMs: -1})
+		require.NoError(t, err)
+		defer engine.ReleaseEval(ev)
+		for _, g := range rep.Gates {
+			if g.Name == "rtb.impid-match" || g.Name == "rtb.floor" {
+				require.Equal(t, "off", g.Reason, "%s:%s after %s", g.Policy, g.Name, stop)
+				require.True(t, g.Skipped)
+				require.True(t, g.Passed)
+			}
+			if g.Name == "rtb.bid-sanity" && g.Policy == "default" {
+				require.Equal(t, stop, g.Reason, "the gates that are not off report the stop")
+			}
+		}
+	}
+	wrongID := strings.Replace(pairResp, `"id":"r1"`, `"id":"other"`, 1)
+	f(1000, 0, wrongID, "bidguard:skipped (failFast)")
+	f(1000, 92, pairResp, "bidguard:skipped (tmax)")
+	f(1, 0, pairResp, "bidguard:skipped (bids limit)")
+
+	snap := snapshot(t, "policy:\n  gates:\n    - gate: responseId\n    - {gate: impidMatch, mode: \"off\"}\n")
+	rep := check(t, snap, engine.CheckOptions{ElapsedMs: 96})
+	require.Equal(t, "bidguard:timeout", gate(rep, "default", "rtb.response-id").Reason)
+	require.Equal(t, "off", gate(rep, "default", "rtb.impid-match").Reason)
 }
 
 func TestShadow(t *testing.T) {
@@ -290,8 +335,8 @@ func TestConfigErrors(t *testing.T) {
 }
 
 func TestValidConfigWithoutGatesWarns(t *testing.T) {
-	snap := snapshot(t, "listen: 127.0.0.1:8081\n")
-	require.NotEmpty(t, snap.Warnings)
+	snap := snapshot(t, "listen: 127.0.0.1:8081\npolicy:\n  gates: []\n")
+	require.Equal(t, []string{"policy.gates is empty: every bid is forwarded unjudged"}, snap.Warnings)
 	rep := check(t, snap, engine.CheckOptions{})
 	require.True(t, rep.Passed)
 	require.Equal(t, "forward", rep.Action)

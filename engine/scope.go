@@ -1,8 +1,18 @@
 package engine
 
 // Scope is what a scanning gate sees of the engine while it scans: which bids
-// it judges and where its hits go. It belongs to the running Eval and must not
-// be retained after Scan returns.
+// it judges, the response's values (walked once per request) and where its
+// hits go. It belongs to the running Eval and must not be retained after Scan
+// returns.
+//
+// A gate's hits are recorded when it returns, so that what it reports does
+// not depend on where in the document it found them (GATES.md, "Matching
+// values"): a response-level hit that rejects the response (the gate is not
+// in warn mode) is the gate's only entry, wherever the bids' hits lie, except
+// under `check --all`, which lists every hit. Otherwise each bid's first hit,
+// then the response-level one, are recorded. A scan limit overrun (Overrun)
+// is recorded like a hit but never makes its entry the only one: hits found
+// before the limit count either way.
 type Scope struct {
 	e             *Eval
 	p             *Policy
@@ -13,8 +23,54 @@ type Scope struct {
 	timedOut      bool
 	stopped       bool
 	ticks         int
-	skip          string
-	hitBid        []bool
+
+	skip    string
+	hitBid  []bool       // by bid: this gate reported it
+	pending []pendingHit // this gate's bid entries, in the order reported
+	resp    Verdict      // this gate's response-level entry
+	respHit bool         // resp is a hit (not an overrun)
+	hasResp bool
+
+	values ScanValues // once per request; values.built says whether
+}
+
+type pendingHit struct {
+	bid int
+	v   Verdict
+}
+
+// start prepares the Scope for gate g, keeping the storage of earlier gates
+// and the request's values.
+func (s *Scope) start(e *Eval, p *Policy, g *GateEntry, r *GateResult) {
+	if cap(s.hitBid) < len(e.In.Bids) {
+		s.hitBid = make([]bool, len(e.In.Bids))
+	}
+	s.hitBid = s.hitBid[:len(e.In.Bids)]
+	clear(s.hitBid)
+	clear(s.pending)
+	*s = Scope{
+		e: e, p: p, g: g, r: r, failFast: e.failFast(p), responseLevel: p == e.snap.Default,
+		hitBid: s.hitBid, pending: s.pending[:0], values: s.values,
+	}
+}
+
+// newRequest forgets the values of the previous request.
+func (s *Scope) newRequest() { s.values.built = false }
+
+// reset empties the Scope for the pool.
+func (s *Scope) reset() {
+	s.values.reset()
+	clear(s.pending)
+	*s = Scope{hitBid: s.hitBid[:0], pending: s.pending[:0], values: s.values}
+}
+
+// Values returns the response's values, walking the raw response on the
+// first call of the request.
+func (s *Scope) Values() *ScanValues {
+	if !s.values.built {
+		s.values.Build(&s.e.In)
+	}
+	return &s.values
 }
 
 // InScope reports whether the gate judges bid i (an index into Input.Bids):
@@ -29,49 +85,95 @@ func (s *Scope) InScope(i int) bool {
 func (s *Scope) ResponseLevel() bool { return s.responseLevel }
 
 // Tick is called once per bid entered. Every 64 bids it reads the clock; it
-// returns false when the scan must stop (deadline passed, or the response
-// rejected under failFast).
+// returns false when the scan must stop (deadline passed, or the gate
+// rejected the response).
 func (s *Scope) Tick() bool {
 	if s.stopped {
 		return false
 	}
 	s.ticks++
-	if s.ticks%clockEvery == 0 && !s.e.In.Now().Before(s.e.In.Deadline) {
+	if in := &s.e.In; s.ticks%clockEvery == 0 && !in.at(in.readClock()).Before(in.Deadline) {
 		s.timedOut, s.stopped = true, true
 	}
 	return !s.stopped
 }
 
 // Hit reports a failing verdict for bid i, or for the response when i < 0.
-// Only the first hit per bid counts. It returns false when the scan should
-// stop.
+// Only the first entry per bid, and the first for the response, count. It
+// returns false when the scan should stop: the response-level hit is the
+// gate's only entry, nothing found later would be listed.
 func (s *Scope) Hit(i int, v Verdict) bool {
 	if s.stopped {
 		return false
 	}
-	if s.r.Passed {
-		s.r.Passed, s.r.Reason, s.r.Details = false, v.Reason, v.Details
-	}
-	if i < 0 {
-		s.e.responseHit(s.g, s.g.Name, v)
-		if s.failFast && s.g.Mode != Warn && s.e.respDie {
-			s.stopped = true
-		}
-		return !s.stopped
-	}
-	if s.hitBid == nil {
-		s.hitBid = make([]bool, len(s.e.In.Bids))
-	}
-	if s.hitBid[i] {
+	if i >= 0 {
+		s.bidEntry(i, v)
 		return true
 	}
+	if !s.hasResp || !s.respHit {
+		s.resp, s.respHit, s.hasResp = v, true, true
+	}
+	if s.g.Mode != Warn && !s.e.all {
+		s.stopped = true
+	}
+	return !s.stopped
+}
+
+// Overrun reports that the scan limit left bid i (or, when i < 0, the
+// response) not fully scanned, with the verdict onScanLimit gives. Unlike a
+// hit, it is recorded only when the bid (the response) has no entry yet.
+func (s *Scope) Overrun(i int, v Verdict) {
+	if s.stopped {
+		return
+	}
+	if i >= 0 {
+		s.bidEntry(i, v)
+		return
+	}
+	if !s.hasResp {
+		s.resp, s.hasResp = v, true
+	}
+}
+
+func (s *Scope) bidEntry(i int, v Verdict) {
+	if s.hitBid[i] {
+		return
+	}
 	s.hitBid[i] = true
-	s.e.bidHit(s.p, s.g, i, v)
-	return true
+	s.pending = append(s.pending, pendingHit{bid: i, v: v})
 }
 
 // Skip marks the gate skipped with reason, when it reported no hit.
 func (s *Scope) Skip(reason string) { s.skip = reason }
+
+// record writes the gate's entries into the outcome and its result: the
+// response-level hit alone when it rejects the response (see Scope), else
+// the bids' entries and then the response-level one. The result carries the
+// response-level hit, else the first bid entry, else the overrun.
+func (s *Scope) record() {
+	e, r := s.e, s.r
+	only := s.respHit && s.g.Mode != Warn && !e.all
+	if !only {
+		for _, h := range s.pending {
+			e.bidHit(s.p, s.g, h.bid, h.v)
+		}
+	}
+	var first *Verdict
+	switch {
+	case s.respHit:
+		first = &s.resp
+	case len(s.pending) > 0:
+		first = &s.pending[0].v
+	case s.hasResp:
+		first = &s.resp
+	}
+	if first != nil {
+		r.Passed, r.Reason, r.Details = false, first.Reason, first.Details
+	}
+	if s.hasResp {
+		e.responseHit(s.g, s.g.Name, s.resp)
+	}
+}
 
 func (s *Scope) anyInScope() bool {
 	for i := range s.e.states {

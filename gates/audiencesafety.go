@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/jsonraw"
 	"github.com/prebid/openrtb/v20/openrtb2"
 )
 
@@ -203,36 +204,15 @@ func (g *audienceSafety) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict
 	return engine.Pass()
 }
 
-// containsFoldASCII reports whether s contains the lower-case substr,
-// ASCII-case-insensitively. It allocates nothing.
-func containsFoldASCII(s, lowerSub string) bool {
-	n := len(lowerSub)
-	if n == 0 {
-		return false
-	}
-	for i := 0; i+n <= len(s); i++ {
-		j := 0
-		for ; j < n; j++ {
-			c := s[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != lowerSub[j] {
-				break
-			}
-		}
-		if j == n {
-			return true
-		}
-	}
-	return false
-}
-
 var _ engine.BidGate = (*audienceSafety)(nil)
 
 // regsExtCOPPA reports whether regs.ext.coppa is the number 1 (the alias
-// some exchanges send).
+// some exchanges send), compared as a value: 1, 1.0 and 1e0 are 1.
 func regsExtCOPPA(ext []byte) bool {
-	v, ok := jsonLookup(ext, "coppa")
-	return ok && jsonIsOne(v)
+	v, ok := jsonraw.Lookup(ext, "coppa")
+	if !ok {
+		return false
+	}
+	n, isInt := jsonraw.Int(v)
+	return isInt && n == 1
 }

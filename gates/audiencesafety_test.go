@@ -97,7 +97,8 @@ func TestAudienceSafetyCheckBid(t *testing.T) {
 	f(g, `{"id":"b","impid":"1","price":1,"cattax":8,"cat":["1583"]}`, "", 0, 0)
 	for _, tax := range []string{"6", "7", "9"} {
 		f(g, `{"id":"b","impid":"1","price":1,"cattax":`+tax+`,"cat":["Z7rJBM"]}`, "child-directed inventory served unsafe category: Z7rJBM", 209, 357)
-		f(g, `{"id":"b","impid":"1","price":1,"cattax":`+tax+`,"cat":["z7rjbm"]}`, "", 0, 0)
+		f(g, `{"id":"b","impid":"1","price":1,"cattax":`+tax+`,"cat":["z7rjbm"]}`, "child-directed inventory served unsafe category: z7rjbm", 209, 357)
+		f(g, `{"id":"b","impid":"1","price":1,"cattax":`+tax+`,"cat":["z7rjbmx"]}`, "", 0, 0)
 	}
 	f(g, `{"id":"b","impid":"1","price":1,"cattax":2,"cat":["1"]}`, "child-directed inventory: unknown category taxonomy 2", 209, 357)
 	f(g, `{"id":"b","impid":"1","price":1,"cattax":500,"cat":["x"],"attr":[8]}`, "child-directed inventory: unknown category taxonomy 500", 209, 357)
@@ -188,4 +189,26 @@ func BenchmarkAudienceSafety(b *testing.B) {
 			}
 		}
 	}
+}
+
+func TestRegsExtCOPPA(t *testing.T) {
+	f := func(ext string, want bool) {
+		t.Helper()
+		require.Equal(t, want, regsExtCOPPA([]byte(ext)), ext)
+	}
+	f(`{"coppa":1}`, true)
+	f(` { "a" : {"coppa":0, "x":[1,{"y":"}"}]} , "coppa" : 1 } `, true) // nested members are not top-level
+	f(`{"coppa":1,"coppa":0}`, false)                                   // the last one wins
+	f(`{"coppa":0,"COPPA":1}`, true)                                    // keys differing only in case too
+	f(`{"s":"a,\"b\\","coppa":"1"}`, false)
+	f(`{"coppa":true}`, false)
+	f(`{"coppa":1.0}`, true) // numbers compare as values
+	f(`{"coppa":1e0}`, true)
+	f(`{"coppa":10E-1}`, true)
+	f(`{"coppa":0.1e1}`, true)
+	f(`{"coppa":1.5}`, false)
+	f(`{"coppa":2}`, false)
+	f(`{"x":{"coppa":1}}`, false)
+	f(``, false)
+	f(`null`, false)
 }

@@ -4,7 +4,8 @@ package gates
 // no advertiser domain of a bid may equal, or be a subdomain of, a domain the
 // request blocks. Both sides are normalised as in adomainVerify (domain.go),
 // so "Shop.Blocked.COM" is blocked by "blocked.com" and "notblocked.com" is
-// not. Codes 205 / 356.
+// not; one trailing dot is dropped on either side ("blocked.com." is
+// "blocked.com", and the reason writes it so). Codes 205 / 356.
 
 import (
 	"strings"
@@ -23,7 +24,7 @@ func (g *badvCompliance) Kind() engine.Kind { return engine.PerBid }
 
 // Prepare skips a request whose badv holds no non-blank entry.
 func (g *badvCompliance) Prepare(in *engine.Input) string {
-	if !hasDomainEntry(in.Request.BAdv) {
+	if !hasNonBlank(in.Request.BAdv) {
 		return "no badv in request"
 	}
 	return ""
@@ -37,7 +38,7 @@ func (g *badvCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdic
 		}
 		d, _ := normalizeDomain(raw)
 		if listCovers(in.Request.BAdv, d) {
-			return engine.Reject("blocked advertiser domain: "+quote(d), 205, 356)
+			return engine.Reject("blocked advertiser domain: "+quote(trimDot(d)), 205, 356)
 		}
 	}
 	return engine.Pass()

@@ -7,8 +7,8 @@ package gates
 // OpenRTB 2.5 message. A bid with categories in another taxonomy is not
 // judged (a per-bid skip counted with why="taxonomy"). In Content 1.0 a
 // blocked code also blocks its children (IAB25 blocks IAB25-3) unless
-// hierarchical is false; Content 1.0 codes compare ASCII-case-insensitively,
-// other taxonomies' IDs exactly.
+// hierarchical is false. Codes of every taxonomy compare
+// ASCII-case-insensitively (taxonomy.go).
 
 import (
 	"github.com/bidguard/bidguard/engine"

@@ -63,7 +63,8 @@ func TestBcatCompliance(t *testing.T) {
 	const r7 = `{"id":"r","imp":[{"id":"1"}],"cattax":7,"bcat":["Z7rJBM","150"]}`
 	f(hier, r7, `{"id":"b","impid":"1","cat":["IAB25"]}`, reasonBcatTaxonomy)
 	f(hier, r7, `{"id":"b","impid":"1","cattax":7,"cat":["Z7rJBM"]}`, "blocked category in response: Z7rJBM")
-	f(hier, r7, `{"id":"b","impid":"1","cattax":7,"cat":["z7rjbm"]}`, "")
+	f(hier, r7, `{"id":"b","impid":"1","cattax":7,"cat":["z7rjbm"]}`, "blocked category in response: z7rjbm")
+	f(hier, r7, `{"id":"b","impid":"1","cattax":7,"cat":["Z7rJBM-1"]}`, "")
 	f(hier, r7, `{"id":"b","impid":"1","cattax":7,"cat":["150-1"]}`, "")
 	f(hier, r7, `{"id":"b","impid":"1","cattax":7,"cat":["150"]}`, "blocked category in response: 150")
 

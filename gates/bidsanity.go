@@ -3,7 +3,9 @@ package gates
 // bidSanity (OpenRTB 2.6 §4.2.3, Bid.price): a price must be present, not
 // negative, under maxPrice when set, and at most maxFloorMultiple times the
 // matching imp's floor, converted from bidfloorcur to the response currency
-// with the default policy's currencyRates.
+// with the default policy's currencyRates. The ratio is computed unrounded;
+// the reason writes it rounded to 2 decimals and a converted floor rounded
+// to 6.
 
 import (
 	"errors"
@@ -73,7 +75,9 @@ func (g *bidSanity) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if imp == nil || !(imp.BidFloor > 0) {
 		return engine.Pass()
 	}
-	floor, ok := convert(in.Rates, imp.BidFloor, imp.BidFloorCur, in.ResponseCur())
+	// Unrounded: a ratio of 50.0000005 is over 50, and a converted floor
+	// under half a micro-unit is still a floor.
+	floor, converted, ok := convertFloor(in.Rates, imp.BidFloor, imp.BidFloorCur, in.ResponseCur())
 	if !ok || !(floor > 0) {
 		return engine.Pass()
 	}
@@ -81,7 +85,7 @@ func (g *bidSanity) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if ratio <= g.maxMultiple {
 		return engine.Pass()
 	}
-	return engine.Reject("bid price "+formatNum(p)+" is "+formatRatio(ratio)+"x the floor "+formatNum(floor)+
+	return engine.Reject("bid price "+formatNum(p)+" is "+formatRatio(ratio)+"x the floor "+formatFloor(floor, converted)+
 		" (max "+formatNum(g.maxMultiple)+"x)", 3, 300)
 }
 

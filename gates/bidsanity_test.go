@@ -32,22 +32,4 @@ func TestBidSanityOptions(t *testing.T) {
 	configError(t, "bidSanity", "{maxprice: 2}", `unknown option "maxprice"`)
 }
 
-func TestCurrencyConversion(t *testing.T) {
-	r, err := engine.CompileRates(map[string]float64{"EUR/USD": 1.08})
-	require.NoError(t, err)
-	f := func(amount float64, from, to string, want float64, ok bool) {
-		t.Helper()
-		got, gotOK := convert(r, amount, from, to)
-		require.Equal(t, ok, gotOK)
-		require.Equal(t, want, got)
-	}
-	f(1, "EUR", "USD", 1.08, true)
-	f(0.5, "", "EUR", 0.462963, true)
-	f(2, "USD", "", 2, true)
-	f(1, "GBP", "USD", 0, false)
-	f(1, "EUR", "GBP", 0, false)
-	require.Equal(t, int64(2), toMicros(0.0000025))
-	require.Equal(t, int64(4), toMicros(0.0000035))
-}
-
 func BenchmarkBidSanity(b *testing.B) { benchBidGate(b, mustGate(b, "bidSanity", "")) }

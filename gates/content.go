@@ -98,7 +98,7 @@ func (g *content) scan(in *engine.Input, sc scanScope) {
 		return
 	}
 	if g.refusals && len(in.Bids) > 0 {
-		scanResponse(in, sc, g, g.limit)
+		scanResponse(sc, g, g.limit)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 func TestContentPassPathAllocatesNothing(t *testing.T) {
 	ev := typicalEval(t)
 	g := &content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}}
-	sc := &fakeScope{}
+	sc := newFakeScope(&ev.In)
 	allocs := testing.AllocsPerRun(100, func() { g.scan(&ev.In, sc) })
 	require.Zero(t, sc.hits)
 	require.Zero(t, allocs)

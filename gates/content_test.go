@@ -80,11 +80,11 @@ func TestContentEmpty(t *testing.T) {
 	ev := engine.AcquireEval()
 	defer engine.ReleaseEval(ev)
 	require.NoError(t, ev.DecodeResponse([]byte(`{"id":"x","seatbid":[{"bid":[]}]}`), 1000))
-	sc := &fakeScope{reasons: map[int]string{}}
+	sc := &fakeScope{in: &ev.In, reasons: map[int]string{}}
 	g.scan(&ev.In, sc)
 	require.Equal(t, map[int]string{-1: reasonEmpty}, sc.reasons)
 	// A seat policy never judges emptiness.
-	sc = &fakeScope{seatOnly: true, reasons: map[int]string{}}
+	sc = &fakeScope{in: &ev.In, seatOnly: true, reasons: map[int]string{}}
 	g.scan(&ev.In, sc)
 	require.Empty(t, sc.reasons)
 }

@@ -4,8 +4,11 @@ package gates
 // §4.2.3 Bid.w/h): a banner bid (mtype 1, or a bid without mtype on an imp
 // that offers only a banner) must be sized as the banner's w×h or as one of
 // its fixed format sizes. Flexible format entries (wratio, hratio or wmin
-// set) are ignored; an imp that declares no fixed size is not judged. A
-// missing bid w or h counts as 0. Codes 203 / 351.
+// set) are ignored; an imp that declares no fixed size is not judged. A bid
+// without a size (w and h both absent or 0) passes when the imp offers
+// exactly one fixed size (the exchange renders it at that size, as
+// Prebid.js does) and is otherwise "creative size missing"; a bid with only
+// one of w and h is judged as <w>x<h> with the other 0. Codes 203 / 351.
 
 import (
 	"strconv"
@@ -52,6 +55,12 @@ func (g *creativeSize) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict 
 	if bn == nil || !bannerHasFixedSize(bn) {
 		return engine.SkipBid(reasonNoFixedSize, "size")
 	}
+	if b.W == 0 && b.H == 0 {
+		if bannerSingleSize(bn) {
+			return engine.Pass()
+		}
+		return engine.Reject("creative size missing", 203, 351)
+	}
 	if bannerAllows(bn, b.W, b.H) {
 		return engine.Pass()
 	}
@@ -82,6 +91,23 @@ func bannerHasFixedSize(bn *openrtb2.Banner) bool {
 		}
 	}
 	return false
+}
+
+// bannerSingleSize reports whether the banner offers exactly one distinct
+// fixed size (its w×h and its fixed formats together).
+func bannerSingleSize(bn *openrtb2.Banner) bool {
+	w, h, found := bannerSize(bn)
+	for i := range bn.Format {
+		f := &bn.Format[i]
+		switch {
+		case !fixedFormat(f):
+		case !found:
+			w, h, found = f.W, f.H, true
+		case f.W != w || f.H != h:
+			return false
+		}
+	}
+	return found
 }
 
 func bannerAllows(bn *openrtb2.Banner, w, h int64) bool {

@@ -22,4 +22,13 @@ func TestCreativeSizePassAllocatesNothing(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs)
+
+	// A bid without a size on an imp offering exactly one fixed size.
+	in.Bids[1].W, in.Bids[1].H = 0, 0
+	allocs = testing.AllocsPerRun(100, func() {
+		if v := g.CheckBid(in, &in.Bids[1]); v.Failed() {
+			t.Fatal(v.Reason)
+		}
+	})
+	require.Zero(t, allocs)
 }

@@ -28,7 +28,23 @@ func TestCreativeSize(t *testing.T) {
 		`{"id":"b6","impid":"1","mtype":1}`,
 		`{"id":"b7","impid":"1","mtype":1,"w":300}`,
 	), "pass", "pass", "reject creative size 250x300"+bad, "reject creative size 728x90"+bad,
-		"reject creative size 0x90"+bad, "reject creative size 0x0"+bad, "reject creative size 300x0"+bad)
+		"reject creative size 0x90"+bad, "reject creative size missing (203/351)", "reject creative size 300x0"+bad)
+
+	// A bid without a size passes when the imp offers exactly one fixed
+	// size (the banner's w×h and its fixed formats together).
+	for _, one := range []string{
+		`{"id":"1","banner":{"w":300,"h":250}}`,
+		`{"id":"1","banner":{"format":[{"w":300,"h":250}]}}`,
+		`{"id":"1","banner":{"w":300,"h":250,"format":[{"w":300,"h":250},{"wratio":1,"hratio":1,"wmin":50}]}}`,
+	} {
+		f(mediaReq(one), mediaResp(
+			`{"id":"b1","impid":"1","mtype":1}`,
+			`{"id":"b2","impid":"1","mtype":1,"w":0,"h":0}`,
+			`{"id":"b3","impid":"1","mtype":1,"h":250}`,
+		), "pass", "pass", "reject creative size 0x250"+bad)
+	}
+	f(mediaReq(`{"id":"1","banner":{"format":[{"w":300,"h":250},{"w":320,"h":50}]}}`),
+		mediaResp(`{"id":"b1","impid":"1","mtype":1}`), "reject creative size missing (203/351)")
 
 	// Formats only (no banner w/h), as 2.6 recommends.
 	f(mediaReq(`{"id":"1","banner":{"format":[{"w":300,"h":250},{"w":300,"h":600}]}}`), mediaResp(

@@ -3,15 +3,11 @@ package gates
 // currency (OpenRTB 2.6 §3.2.1 BidRequest.cur, §4.2.1 BidResponse.cur): a
 // response gate. The response currency (default USD) must be one the request
 // accepts; a request without a non-blank cur entry accepts any currency and
-// the gate is skipped (no cur in request). Codes are compared exactly
-// (ISO-4217 codes are upper case: "usd" is not "USD"). Codes 3 / 300.
-//
-// The file is not named currency.go: that name holds the conversion helpers
-// shared by bidSanity and floor.
+// the gate is skipped (no cur in request). Codes compare ASCII-case-
+// insensitively ("usd" is "USD"); the reason writes the code upper-cased.
+// Codes 3 / 300.
 
 import (
-	"strings"
-
 	"github.com/bidguard/bidguard/engine"
 )
 
@@ -26,18 +22,16 @@ func (g *currency) Kind() engine.Kind { return engine.Response }
 
 // CheckResponse fails a response whose currency the request does not accept.
 func (g *currency) CheckResponse(in *engine.Input) engine.Verdict {
-	cur := in.ResponseCur()
-	listed := false
-	for _, c := range in.Request.Cur {
-		if c == cur {
-			return engine.Pass()
-		}
-		listed = listed || strings.TrimSpace(c) != ""
-	}
-	if !listed {
+	if !hasNonBlank(in.Request.Cur) {
 		return engine.Skip("no cur in request")
 	}
-	return engine.Reject("currency "+quote(cur)+" not accepted", 3, 300)
+	cur := in.ResponseCur()
+	for _, c := range in.Request.Cur {
+		if engine.SameCurrency(c, cur) {
+			return engine.Pass()
+		}
+	}
+	return engine.Reject("currency "+formatCur(cur)+" not accepted", 3, 300)
 }
 
 var _ engine.ResponseGate = (*currency)(nil)

@@ -20,4 +20,12 @@ func TestCurrencyPassAllocatesNothing(t *testing.T) {
 		}
 	})
 	require.Zero(t, allocs)
+
+	in.Response.Cur = "usd" // codes in any case
+	allocs = testing.AllocsPerRun(100, func() {
+		if v := g.CheckResponse(in); v.Failed() || v.Skipped() {
+			panic(v.Reason)
+		}
+	})
+	require.Zero(t, allocs)
 }

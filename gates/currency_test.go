@@ -8,9 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Tests of the currency gate (currency_gate.go). The conversion helpers of
-// currency.go are tested with floor, their user (floor_test.go).
-
 func TestCurrency(t *testing.T) {
 	g := &currency{}
 	f := func(reqCur []string, respCur, reason string) {
@@ -36,7 +33,10 @@ func TestCurrency(t *testing.T) {
 	f([]string{"", "EUR"}, "EUR", "")
 	f([]string{"USD"}, "EUR", "currency EUR not accepted")
 	f([]string{"EUR"}, "", "currency USD not accepted")
-	f([]string{"USD"}, "usd", "currency usd not accepted")
+	f([]string{"USD"}, "usd", "")
+	f([]string{"usd"}, "USD", "")
+	f([]string{"eur"}, "", "currency USD not accepted")
+	f([]string{"USD"}, "eur", "currency EUR not accepted")
 	f([]string{"USD", ""}, "GBP", "currency GBP not accepted")
 	f([]string{"USD"}, "E\x00R", "currency E?R not accepted")
 	f(nil, "JPY", "no cur in request")

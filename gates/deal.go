@@ -10,12 +10,15 @@ package gates
 //   - wseat set and the bid's seat not in it → seat not allowed in deal (104 / 300)
 //   - wadomain set and no adomain covered → advertiser not allowed in deal (213 / 300)
 //
+// A dealid on a bid whose imp is unknown, or has no pmp, names no deal of
+// its imp: unknown deal id. A wseat or wadomain whose entries are all blank
+// is not set; blank entries never match.
+//
 // Nothing to judge: a request where no imp has a pmp and no bid names a deal
 // skips the gate (no pmp in request); a bid without dealid whose imp has no
 // pmp (or matches no imp) is skipped and counted (why="no-pmp").
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/bidguard/bidguard/engine"
@@ -61,13 +64,23 @@ func (g *deal) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if d == nil {
 		return engine.Reject("unknown deal id: "+quote(b.DealID), 4, 300)
 	}
-	if len(d.WSeat) > 0 && !slices.Contains(d.WSeat, b.Seat) {
+	if hasNonBlank(d.WSeat) && !seatAllowed(d.WSeat, b.Seat) {
 		return engine.Reject("seat not allowed in deal", 104, 300)
 	}
-	if hasDomainEntry(d.WADomain) && !adomainAllowed(d.WADomain, b.ADomain) {
+	if hasNonBlank(d.WADomain) && !adomainAllowed(d.WADomain, b.ADomain) {
 		return engine.Reject("advertiser not allowed in deal", 213, 300)
 	}
 	return engine.Pass()
+}
+
+// seatAllowed reports whether a non-blank wseat entry is the seat, exactly.
+func seatAllowed(wseat []string, seat string) bool {
+	for _, s := range wseat {
+		if s == seat && strings.TrimSpace(s) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // adomainAllowed reports whether one non-blank adomain entry is equal to or

@@ -42,10 +42,11 @@ const (
 )
 
 // normalizeDomain trims, lower-cases and converts s to punycode. ok is false
-// when IDNA rejected the name (a disallowed character, a bad "xn--" label,
-// invalid UTF-8);
-// d is then a best-effort form, still fit for a placeholder check and a
-// reason. d may be empty.
+// when IDNA rejected the name (a disallowed character, invalid UTF-8, an
+// "xn--" label that is not valid punycode); d is then a best-effort form,
+// still fit for a placeholder check, a block-list match and a reason: for
+// ASCII input, the input lower-cased (an invalid "xn--" label is kept as
+// written, never decoded into another name). d may be empty.
 func normalizeDomain(s string) (d string, ok bool) {
 	s = strings.TrimSpace(s)
 	ascii, lower := true, true
@@ -66,6 +67,12 @@ func normalizeDomain(s string) (d string, ok bool) {
 		if !hasPunycodeLabel(s) {
 			return s, true
 		}
+		// Each "xn--" label must decode to a valid Unicode label whose
+		// encoding is that label again: IDNA lookup leaves a valid name
+		// unchanged, and rewrites an invalid one ("xn--" alone vanishes,
+		// "xn--aa-" decodes to "aa") or rejects it.
+		a, err := domainProfile.ToASCII(s)
+		return s, err == nil && a == s
 	}
 	if !utf8.ValidString(s) {
 		// IDNA would read the bad bytes as U+FFFD and encode them.
@@ -212,17 +219,6 @@ func listCovers(list []string, d string) bool {
 			continue
 		}
 		if n, _ := normalizeDomain(e); underDomain(d, n) {
-			return true
-		}
-	}
-	return false
-}
-
-// hasDomainEntry reports whether a request list holds an entry that is not
-// blank.
-func hasDomainEntry(list []string) bool {
-	for _, e := range list {
-		if strings.TrimSpace(e) != "" {
 			return true
 		}
 	}

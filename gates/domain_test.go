@@ -35,6 +35,15 @@ func TestNormalizeDomain(t *testing.T) {
 	// Bad punycode and disallowed characters next to Unicode fail IDNA.
 	f("xn--zz.com", "xn--zz.com", false)
 	f("xn--abc.com", "xn--abc.com", false)
+	// An invalid "xn--" label is kept as written, never decoded into
+	// another name: "xn--" alone is no label, "xn--aa-" is not "aa".
+	f("xn--.com", "xn--.com", false)
+	f("a.xn--", "a.xn--", false)
+	f("XN--AA-.com", "xn--aa-.com", false)
+	f("xn--example-.com", "xn--example-.com", false)
+	f("xn--bcher-kva-.de", "xn--bcher-kva-.de", false)
+	f("a_b.xn--bcher-kva.de", "a_b.xn--bcher-kva.de", false)
+	f("xn--bcher-kva.de.", "xn--bcher-kva.de.", true)
 	_, ok := normalizeDomain("bü cher.de")
 	require.False(t, ok)
 	_, ok = normalizeDomain("0\xbc.com")
@@ -124,9 +133,9 @@ func TestListCovers(t *testing.T) {
 	f("other.com", false)
 	f("", false)
 	require.False(t, listCovers(nil, "blocked.com"))
-	require.True(t, hasDomainEntry(list))
-	require.False(t, hasDomainEntry([]string{"", " \t"}))
-	require.False(t, hasDomainEntry(nil))
+	require.True(t, hasNonBlank(list))
+	require.False(t, hasNonBlank([]string{"", " \t"}))
+	require.False(t, hasNonBlank(nil))
 }
 
 func TestDomainSet(t *testing.T) {

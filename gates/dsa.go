@@ -10,12 +10,13 @@ package gates
 // both do). An absent pubrender or adrender never conflicts. Codes 200 / 300.
 //
 // The openrtb2 types have no dsa field: the gate reads the raw ext bytes
-// (and, for regs.dsa, the raw request) with the allocation-free reader of
-// jsonscan.go. The request object is regs.ext.dsa when that is an object,
-// else regs.dsa.
+// (and, for regs.dsa, the raw request) with jsonraw's allocation-free
+// readers. The request object is regs.ext.dsa when that is an object, else
+// regs.dsa.
 
 import (
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/jsonraw"
 )
 
 // dsaMaxText is the longest behalf or paid, in code points.
@@ -23,10 +24,10 @@ const dsaMaxText = 100
 
 // Reasons of dsa.
 const (
-	reasonNoDSARequirement = "no dsa requirement in request"
-	reasonDSAMissing       = "missing dsa transparency"
-	reasonDSAInvalid       = "invalid dsa transparency"
-	reasonDSAConflict      = "dsa render conflict"
+	reasonNoDSA       = "no dsa in request"
+	reasonDSAMissing  = "missing dsa transparency"
+	reasonDSAInvalid  = "invalid dsa transparency"
+	reasonDSAConflict = "dsa render conflict"
 )
 
 type dsa struct{}
@@ -43,7 +44,7 @@ func (g *dsa) Kind() engine.Kind { return engine.PerBid }
 func (g *dsa) Prepare(in *engine.Input) string {
 	req, _ := requestDSA(in)
 	if req != 2 && req != 3 {
-		return reasonNoDSARequirement
+		return reasonNoDSA
 	}
 	return ""
 }
@@ -51,33 +52,33 @@ func (g *dsa) Prepare(in *engine.Input) string {
 // CheckBid judges the bid's ext.dsa. It runs only when Prepare found the
 // requirement, so a missing object always fails.
 func (g *dsa) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	v, ok := jsonLookup(b.Ext, "dsa")
-	if !ok || jsonIsNull(v) {
+	v, ok := jsonraw.Lookup(b.Ext, "dsa")
+	if !ok || jsonraw.IsNull(v) {
 		return engine.Reject(reasonDSAMissing, 200, 300)
 	}
-	m, isObj := jsonObject(v)
+	m, isObj := jsonraw.Object(v)
 	if !isObj {
 		return engine.Reject(reasonDSAInvalid, 200, 300)
 	}
 	var behalf, paid, adrender []byte
 	for {
-		k, val, more := m.next()
+		k, val, more := m.Next()
 		if !more {
 			break
 		}
 		switch {
-		case jsonKeyIs(k, "behalf"):
+		case jsonraw.KeyIs(k, "behalf"):
 			behalf = val
-		case jsonKeyIs(k, "paid"):
+		case jsonraw.KeyIs(k, "paid"):
 			paid = val
-		case jsonKeyIs(k, "adrender"):
+		case jsonraw.KeyIs(k, "adrender"):
 			adrender = val
 		}
 	}
 	if !dsaTextValid(behalf) || !dsaTextValid(paid) {
 		return engine.Reject(reasonDSAInvalid, 200, 300)
 	}
-	ad, ok := jsonInt(adrender)
+	ad, ok := jsonraw.Int(adrender)
 	if !ok || (ad != 0 && ad != 1) {
 		return engine.Pass()
 	}
@@ -93,10 +94,10 @@ func (g *dsa) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 // dsaTextValid accepts an absent or null value and a string of at most
 // dsaMaxText code points; any other type is invalid.
 func dsaTextValid(v []byte) bool {
-	if v == nil || jsonIsNull(v) {
+	if v == nil || jsonraw.IsNull(v) {
 		return true
 	}
-	n, ok := jsonStringLen(v)
+	n, ok := jsonraw.StringLen(v)
 	return ok && n <= dsaMaxText
 }
 
@@ -109,32 +110,32 @@ func requestDSA(in *engine.Input) (required, pubrender int64) {
 	if regs == nil {
 		return -1, -1
 	}
-	obj, ok := jsonLookup(regs.Ext, "dsa")
-	if _, isObj := jsonObject(obj); !ok || !isObj {
+	obj, ok := jsonraw.Lookup(regs.Ext, "dsa")
+	if _, isObj := jsonraw.Object(obj); !ok || !isObj {
 		obj = in.RegsDSA
 	}
-	m, isObj := jsonObject(obj)
+	m, isObj := jsonraw.Object(obj)
 	if !isObj {
 		return -1, -1
 	}
 	var req, pub []byte
 	for {
-		k, val, more := m.next()
+		k, val, more := m.Next()
 		if !more {
 			break
 		}
 		switch {
-		case jsonKeyIs(k, "dsarequired"):
+		case jsonraw.KeyIs(k, "dsarequired"):
 			req = val
-		case jsonKeyIs(k, "pubrender"):
+		case jsonraw.KeyIs(k, "pubrender"):
 			pub = val
 		}
 	}
 	required, pubrender = -1, -1
-	if n, ok := jsonInt(req); ok {
+	if n, ok := jsonraw.Int(req); ok {
 		required = n
 	}
-	if n, ok := jsonInt(pub); ok {
+	if n, ok := jsonraw.Int(pub); ok {
 		pubrender = n
 	}
 	return required, pubrender

@@ -29,7 +29,7 @@ func TestDSA(t *testing.T) {
 		require.Equal(t, want, mediaJudge(t, g, req, resp))
 	}
 	const (
-		skip     = "prepare skip no dsa requirement in request"
+		skip     = "prepare skip no dsa in request"
 		missing  = "reject missing dsa transparency (200/300)"
 		invalid  = "reject invalid dsa transparency (200/300)"
 		conflict = "reject dsa render conflict (200/300)"
@@ -142,7 +142,7 @@ func TestDSATypical(t *testing.T) {
 		req, resp := dsaTypical(t, where)
 		require.Equal(t, []string{"pass", "pass", "pass"}, mediaJudge(t, &dsa{}, req, resp), where)
 	}
-	require.Equal(t, []string{"prepare skip no dsa requirement in request"}, mediaJudge(t, &dsa{}, mediaReq(`{"id":"1"}`), mediaResp(dsaBid("b", ""))))
+	require.Equal(t, []string{"prepare skip no dsa in request"}, mediaJudge(t, &dsa{}, mediaReq(`{"id":"1"}`), mediaResp(dsaBid("b", ""))))
 }
 
 func BenchmarkDSA(b *testing.B) {

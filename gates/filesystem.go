@@ -81,11 +81,11 @@ func (g *filesystem) Kind() engine.Kind { return engine.Scan }
 // Scan walks the response; each string is judged by match.
 func (g *filesystem) Scan(in *engine.Input, sc *engine.Scope) { g.scan(in, sc) }
 
-func (g *filesystem) scan(in *engine.Input, sc scanScope) {
+func (g *filesystem) scan(_ *engine.Input, sc scanScope) {
 	if !g.rm && !g.traversal && !g.sensitive {
 		return
 	}
-	scanResponse(in, sc, g, g.limit)
+	scanResponse(sc, g, g.limit)
 }
 
 // match applies the enabled checks in order: rm, traversal, sensitive.
@@ -249,7 +249,7 @@ func findSensitive(s []byte) string {
 		}
 		rest := s[i:]
 		for _, p := range sensitivePaths {
-			if bytes.HasPrefix(rest, stringBytes(p.path)) && componentEnds(s, i+len(p.path)) {
+			if hasPrefix(rest, p.path) && componentEnds(s, i+len(p.path)) {
 				return p.reason
 			}
 		}
@@ -259,6 +259,10 @@ func findSensitive(s []byte) string {
 	}
 	return ""
 }
+
+// hasPrefix reports whether s begins with p (the comparison does not
+// allocate).
+func hasPrefix(s []byte, p string) bool { return len(s) >= len(p) && string(s[:len(p)]) == p }
 
 // nextByte returns the index of the first c in s[from:], or len(s).
 func nextByte(s []byte, from int, c byte) int {
@@ -283,7 +287,7 @@ func homeSecret(s []byte) string {
 	}
 	rest := s[j+1:]
 	for _, h := range homeSecrets {
-		if bytes.HasPrefix(rest, stringBytes(h.dir)) && componentEnds(rest, len(h.dir)) {
+		if hasPrefix(rest, h.dir) && componentEnds(rest, len(h.dir)) {
 			return h.reason
 		}
 	}

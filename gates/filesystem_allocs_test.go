@@ -12,7 +12,7 @@ import (
 func TestFilesystemPassPathAllocatesNothing(t *testing.T) {
 	ev := typicalEval(t)
 	g := &filesystem{rm: true, traversal: true, sensitive: true, limit: scanLimit{maxNodes: defaultMaxNodes}}
-	sc := &fakeScope{}
+	sc := newFakeScope(&ev.In)
 	allocs := testing.AllocsPerRun(100, func() { g.scan(&ev.In, sc) })
 	require.Zero(t, sc.hits)
 	require.Zero(t, allocs)

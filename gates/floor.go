@@ -6,10 +6,11 @@ package gates
 // (default USD) or, for a bid whose dealid names a deal of its imp with
 // bidfloor > 0, that deal's bidfloor in deal.bidfloorcur (default USD, never
 // the imp's currency). The floor is converted to the response currency with
-// the default policy's currencyRates and both amounts are compared in
-// integer micro-units, rounded half to even: a price equal to the floor
-// passes. Reasons write the converted floor rounded to 6 decimals, in the
-// bid's currency.
+// the default policy's currencyRates (codes in any case) and both amounts
+// are compared in integer micro-units, rounded half to even: a price equal
+// to the floor passes. Amounts beyond int64 micro-units compare as float64,
+// never clamped. Reasons write a floor as is, or, when it was converted,
+// rounded to 6 decimals, in the bid's currency; codes upper-cased.
 //   - below the imp floor → bid price <p> below floor <f> (100 / 301)
 //   - below the deal floor → bid price <p> below deal floor <f> (101 / 304)
 //   - no rate for the pair → no rate for <cur>/<floorcur> (3 / 301), unless
@@ -90,9 +91,9 @@ func (g *floor) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 		return engine.Pass()
 	}
 	respCur := in.ResponseCur()
-	floorMicros, ok := convertMicros(in.Rates, amount, cur, respCur)
+	floor, converted, ok := convertFloor(in.Rates, amount, cur, respCur)
 	if !ok {
-		reason := "no rate for " + quote(respCur) + "/" + quote(defaultCur(cur))
+		reason := "no rate for " + formatCur(respCur) + "/" + formatCur(defaultCur(cur))
 		if g.passMissingRate {
 			return engine.SkipBid(reason, "rate")
 		}
@@ -102,13 +103,13 @@ func (g *floor) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if b.HasPrice {
 		price = b.Price
 	}
-	if toMicrosSat(price) >= floorMicros {
+	if atLeastMicros(price, floor) {
 		return engine.Pass()
 	}
 	if isDeal {
-		return engine.Reject("bid price "+formatNum(price)+" below deal floor "+formatMicros(floorMicros), 101, 304)
+		return engine.Reject("bid price "+formatNum(price)+" below deal floor "+formatFloor(floor, converted), 101, 304)
 	}
-	return engine.Reject("bid price "+formatNum(price)+" below floor "+formatMicros(floorMicros), 100, 301)
+	return engine.Reject("bid price "+formatNum(price)+" below floor "+formatFloor(floor, converted), 100, 301)
 }
 
 var _ engine.BidGate = (*floor)(nil)

@@ -1,7 +1,6 @@
 package gates
 
 import (
-	"math"
 	"testing"
 
 	"github.com/bidguard/bidguard/engine"
@@ -106,40 +105,6 @@ func TestFloorOptions(t *testing.T) {
 	require.EqualError(t, err, "onMissingRate must be fail or pass")
 	_, err = floorFactory.New(&floorOptions{}, engine.Env{})
 	require.EqualError(t, err, "onMissingRate must be fail or pass")
-}
-
-// The currency.go helpers floor uses.
-func TestConvertMicros(t *testing.T) {
-	rates, err := engine.CompileRates(map[string]float64{"EUR/USD": 1.08})
-	require.NoError(t, err)
-	f := func(amount float64, from, to string, want int64, wantOK bool) {
-		t.Helper()
-		got, ok := convertMicros(rates, amount, from, to)
-		require.Equal(t, wantOK, ok, "%v %s->%s", amount, from, to)
-		require.Equal(t, want, got, "%v %s->%s", amount, from, to)
-	}
-	f(0.5, "", "", 500000, true)
-	f(0.5, "USD", "", 500000, true)
-	f(1, "EUR", "USD", 1080000, true)
-	f(1, "USD", "EUR", 925926, true)
-	f(1, "GBP", "USD", 0, false)
-	f(1, "USD", "GBP", 0, false)
-	_, ok := convertMicros(nil, 1, "EUR", "USD")
-	require.False(t, ok)
-	m, ok := convertMicros(nil, 1, "EUR", "EUR")
-	require.True(t, ok)
-	require.Equal(t, int64(1000000), m)
-
-	// Half to even at the micro: 1/128 is exactly 7812.5 micros, 3/128 23437.5.
-	require.Equal(t, int64(7812), toMicrosSat(1.0/128))
-	require.Equal(t, int64(23438), toMicrosSat(3.0/128))
-	require.Equal(t, int64(-7812), toMicrosSat(-1.0/128))
-	require.Equal(t, int64(math.MaxInt64), toMicrosSat(1e300))
-	require.Equal(t, int64(math.MinInt64), toMicrosSat(-1e300))
-	require.Equal(t, int64(9_000_000_000_000_000_000), toMicrosSat(9e12))
-	require.Equal(t, "0.925926", formatMicros(925926))
-	require.Equal(t, "2", formatMicros(2000000))
-	require.Equal(t, "0.000001", formatMicros(1))
 }
 
 func BenchmarkFloor(b *testing.B) {

@@ -15,7 +15,13 @@ import (
 func formatNum(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // formatRatio rounds a ratio to 2 decimals, then formats it like formatNum.
-func formatRatio(v float64) string { return formatNum(math.Round(v*100) / 100) }
+// A ratio too large to scale by 100 has no decimals left to round.
+func formatRatio(v float64) string {
+	if r := math.Round(v*100) / 100; !math.IsInf(r, 0) {
+		v = r
+	}
+	return formatNum(v)
+}
 
 // formatMs writes milliseconds with at most 3 decimals and no trailing zeros.
 func formatMs(v float64) string {

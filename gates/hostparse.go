@@ -154,7 +154,7 @@ func parseHost(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok bool) {
 		if c >= 0x80 {
 			ascii = false
 		}
-		buf[n] = asciiLower(c)
+		buf[n] = markupLower(c)
 		n++
 	}
 	name := buf[:n]

@@ -27,6 +27,23 @@ func TestImpidMatchManyImps(t *testing.T) {
 	}
 }
 
+func TestEmptyImpidMatchesNoImp(t *testing.T) {
+	// An empty impid matches no imp, even one without an id, in both of
+	// ImpByID's paths (a scan up to 16 imps, an index above).
+	for _, n := range []int{1, 40} {
+		req := &openrtb2.BidRequest{ID: "r"}
+		for i := range n {
+			req.Imp = append(req.Imp, openrtb2.Imp{ID: fmt.Sprint(i)})
+		}
+		req.Imp[n-1].ID = ""
+		in := engine.Input{Request: req}
+		require.Nil(t, in.ImpByID(""), "%d imps", n)
+		if n > 1 {
+			require.NotNil(t, in.ImpByID("0"))
+		}
+	}
+}
+
 func TestImpidMatchTakesNoOptions(t *testing.T) {
 	configError(t, "impidMatch", "{strict: true}", "impidMatch takes no options")
 }

@@ -9,6 +9,8 @@ package gates
 
 import "bytes"
 
+import "github.com/bidguard/bidguard/jsonraw"
+
 // Escape layers an escDecoder undoes. A unit of each layer is read through the
 // layers below it, in this order (JSON lowest), so `&#37;3A` reads as ':'.
 const (
@@ -194,10 +196,10 @@ func (d *escDecoder) json(p int) (byte, int) {
 	case 't':
 		return '\t', p + 2
 	case 'u':
-		if hex4(s, p+2) < 0 {
+		if jsonraw.Hex4(s, p+2) < 0 {
 			break // not an escape: the backslash reads as itself
 		}
-		r, n := jsonRune(s, p) // a surrogate pair reads as one unit
+		r, n := jsonraw.Rune(s, p) // a surrogate pair reads as one unit
 		return asciiOr80(r), n
 	}
 	return '\\', p + 1

@@ -2,13 +2,16 @@ package gates
 
 import (
 	"math"
+	"strings"
 
 	"github.com/bidguard/bidguard/engine"
 )
 
-// Money: currency conversion and micro-units shared by bidSanity and floor. Rates come from the
-// default policy's currencyRates (engine.Rates): an amount in `from` is
-// worth amount*Rate(from, to) in `to`.
+// Money shared by bidSanity and floor (GATES.md "Matching values"). Rates
+// come from the default policy's currencyRates (engine.Rates); currency
+// codes compare case-insensitively. Amounts are compared unrounded, except
+// that floor compares in micro-units as GATES.md says; a converted floor is
+// rounded to 6 decimals only where a reason writes it.
 
 // defaultCur is the currency of an absent cur/bidfloorcur.
 func defaultCur(c string) string {
@@ -18,58 +21,43 @@ func defaultCur(c string) string {
 	return c
 }
 
-// convert returns amount (in from) expressed in to, rounded to 6 decimals,
-// and whether a rate exists.
-func convert(r *engine.Rates, amount float64, from, to string) (float64, bool) {
+// convertFloor expresses a floor of amount in from (default USD) in to
+// (default USD), unrounded. converted is true when the currencies differ
+// (the reason then writes the floor rounded to 6 decimals); ok is false when
+// no rate exists.
+func convertFloor(r *engine.Rates, amount float64, from, to string) (v float64, converted, ok bool) {
 	from, to = defaultCur(from), defaultCur(to)
-	rate, ok := r.Rate(from, to)
-	if !ok {
-		return 0, false
-	}
-	if from == to {
-		return amount, true
-	}
-	return roundMicros(amount * rate), true
+	v, ok = r.Convert(amount, from, to)
+	return v, !engine.SameCurrency(from, to), ok
 }
 
-// roundMicros rounds to 6 decimals, half to even.
-func roundMicros(v float64) float64 { return float64(toMicros(v)) / 1e6 }
+// maxExactMicros is 2^63: below it an amount's micro-units fit an int64 and
+// are compared as integers; from it on amounts compare as float64, never
+// clamped.
+const maxExactMicros = 0x1p63
 
-// toMicros converts an amount to integer micro-units, rounding half to even.
-func toMicros(v float64) int64 { return int64(math.RoundToEven(v * 1e6)) }
-
-// maxMicros bounds the amounts toMicrosSat converts exactly: beyond it an
-// int64 of micro-units would overflow.
-const maxMicros = 9.2e18
-
-// toMicrosSat is toMicros saturated at the int64 range, so that absurd
-// amounts (a price of 1e300) still compare in the right order.
-func toMicrosSat(v float64) int64 {
-	m := math.RoundToEven(v * 1e6)
-	switch {
-	case m >= maxMicros:
-		return math.MaxInt64
-	case m <= -maxMicros:
-		return math.MinInt64
+// atLeastMicros reports whether price ≥ floor compared in integer
+// micro-units, each rounded half to even. Amounts whose micro-units do not
+// fit an int64 compare as they are.
+func atLeastMicros(price, floor float64) bool {
+	p, f := math.RoundToEven(price*1e6), math.RoundToEven(floor*1e6)
+	if math.Abs(p) < maxExactMicros && math.Abs(f) < maxExactMicros {
+		return p >= f
 	}
-	return int64(m)
+	return price >= floor
 }
 
-// convertMicros expresses amount (in from, default USD) in micro-units of to
-// (default USD), rounding half to even after conversion, and reports whether
-// a rate exists. The same currency needs no rate.
-func convertMicros(r *engine.Rates, amount float64, from, to string) (int64, bool) {
-	from, to = defaultCur(from), defaultCur(to)
-	rate, ok := r.Rate(from, to)
-	if !ok {
-		return 0, false
+// formatFloor writes a floor for a reason: as is, or, when it was converted,
+// first rounded to 6 decimals (half to even). From 2^53 micro-units on, a
+// float64 holds no digit below the micro-unit: nothing to round.
+func formatFloor(v float64, converted bool) string {
+	if converted {
+		if m := v * 1e6; math.Abs(m) < 0x1p53 {
+			v = math.RoundToEven(m) / 1e6
+		}
 	}
-	if from == to {
-		return toMicrosSat(amount), true
-	}
-	return toMicrosSat(amount * rate), true
+	return formatNum(v)
 }
 
-// formatMicros writes an amount of micro-units as formatNum does (the
-// converted floor of a reason, rounded to 6 decimals).
-func formatMicros(m int64) string { return formatNum(float64(m) / 1e6) }
+// formatCur writes a currency code for a reason: upper-cased, quoted.
+func formatCur(c string) string { return quote(strings.ToUpper(c)) }

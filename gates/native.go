@@ -11,6 +11,8 @@ import (
 	"bytes"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/bidguard/bidguard/jsonraw"
 )
 
 // nativeField is what a native string holds.
@@ -199,17 +201,11 @@ func appendNativeUnescaped(dst, raw []byte) []byte {
 		}
 		dst = append(dst, raw[i:i+j]...)
 		i += j
-		if i+1 < len(raw) && raw[i+1] == 'u' {
-			if r := hex4(raw, i+2); r >= 0 {
-				n := i + 6
-				if r >= 0xd800 && r < 0xdc00 && n+6 <= len(raw) && raw[n] == '\\' && raw[n+1] == 'u' {
-					if r2 := hex4(raw, n+2); r2 >= 0 && r2 >= 0xdc00 && r2 < 0xe000 {
-						r, n = 0x10000+(r-0xd800)<<10+(r2-0xdc00), n+6
-					}
-				}
-				dst, i = utf8.AppendRune(dst, r), n
-				continue
-			}
+		if i+1 < len(raw) && raw[i+1] == 'u' && jsonraw.Hex4(raw, i+2) >= 0 {
+			var r rune
+			r, i = jsonraw.Rune(raw, i) // a surrogate pair is one character
+			dst = utf8.AppendRune(dst, r)
+			continue
 		}
 		d := escDecoder{s: raw, flags: escJSON}
 		var c byte

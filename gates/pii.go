@@ -62,11 +62,11 @@ func (g *pii) Kind() engine.Kind { return engine.Scan }
 // Scan walks the response; each string is judged by match.
 func (g *pii) Scan(in *engine.Input, sc *engine.Scope) { g.scan(in, sc) }
 
-func (g *pii) scan(in *engine.Input, sc scanScope) {
+func (g *pii) scan(_ *engine.Input, sc scanScope) {
 	if !g.email && !g.ssn && !g.phone {
 		return
 	}
-	scanResponse(in, sc, g, g.limit)
+	scanResponse(sc, g, g.limit)
 }
 
 // match applies the enabled checks in order: email, SSN, phone.

@@ -188,10 +188,10 @@ func BenchmarkPII(b *testing.B) {
 func BenchmarkPIIPlainRegexes(b *testing.B) {
 	ev := typicalEval(b)
 	m := &regexMatcher{}
-	sc := &fakeScope{}
+	sc := newFakeScope(&ev.In)
 	b.ReportAllocs()
 	for b.Loop() {
-		scanResponse(&ev.In, sc, m, scanLimit{maxNodes: defaultMaxNodes})
+		scanResponse(sc, m, scanLimit{maxNodes: defaultMaxNodes})
 	}
 }
 

@@ -16,7 +16,7 @@ func TestSchemaPassPathAllocations(t *testing.T) {
 	g, _, err := buildSchema(t, "file: schemas/response.json", false)
 	require.NoError(t, err)
 	ev := typicalEval(t)
-	sc := &fakeScope{}
+	sc := newFakeScope(&ev.In)
 	allocs := testing.AllocsPerRun(100, func() { g.scan(&ev.In, sc) })
 	require.Zero(t, sc.hits)
 	t.Logf("schema: %.0f allocations per passing typical pair", allocs)

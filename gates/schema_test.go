@@ -140,9 +140,12 @@ type verdictScope struct {
 	}
 }
 
-func (s *verdictScope) InScope(int) bool    { return true }
-func (s *verdictScope) ResponseLevel() bool { return !s.seatOnly }
-func (s *verdictScope) Tick() bool          { return true }
+// Values is never called: schema validates the raw document itself.
+func (s *verdictScope) Values() *engine.ScanValues      { return nil }
+func (s *verdictScope) Overrun(i int, v engine.Verdict) { s.Hit(i, v) }
+func (s *verdictScope) InScope(int) bool                { return true }
+func (s *verdictScope) ResponseLevel() bool             { return !s.seatOnly }
+func (s *verdictScope) Tick() bool                      { return true }
 func (s *verdictScope) Hit(i int, v engine.Verdict) bool {
 	s.hits = append(s.hits, struct {
 		bid int
@@ -164,7 +167,7 @@ func BenchmarkSchema(b *testing.B) {
 	g, _, err := buildSchema(b, "file: schemas/response.json", false)
 	require.NoError(b, err)
 	ev := typicalEval(b)
-	sc := &fakeScope{}
+	sc := newFakeScope(&ev.In)
 	b.ReportAllocs()
 	for b.Loop() {
 		g.scan(&ev.In, sc)

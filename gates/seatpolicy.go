@@ -11,8 +11,9 @@ package gates
 //
 // Values are normalised before any match: adomain entries as adomainVerify
 // does (trimmed, lower-cased, IDNA to punycode, blanks ignored, one trailing
-// dot dropped), bundle lower-cased, cat codes of a Content 1.0 bid (cattax 1
-// or absent) upper-cased, the others as sent. exact looks values up in sets
+// dot dropped), bundle lower-cased, cat codes upper-cased (codes of every
+// taxonomy compare without case, GATES.md "Matching values"), the others as
+// sent. exact looks values up in sets
 // built at load; suffix (adomain and bundle) matches the value or a name under
 // it on a '.' boundary, one map lookup per label; regex is RE2 compiled at
 // load as ^(?s:…)$, unanchored (?s:…) on adm, all values of a rule in one
@@ -91,7 +92,6 @@ type seatRule struct {
 	field     seatField
 	match     uint8
 	exact     map[string]struct{} // exact: values as normalised
-	folded    map[string]struct{} // exact on cat: upper-cased, for Content 1.0 bids
 	suffix    domainSet
 	re        *regexp.Regexp
 	reason    string
@@ -229,7 +229,7 @@ func (g *seatPolicy) addAllow(r *seatRule, allowMissing bool) {
 func (r *seatRule) compileValues(values []string, at string) error {
 	var errs []error
 	var res []string
-	var set, folded []string
+	var set []string
 	for j, v := range values {
 		vat := fmt.Sprintf("%s.values[%d]", at, j)
 		if strings.TrimSpace(v) == "" {
@@ -255,7 +255,7 @@ func (r *seatRule) compileValues(values []string, at string) error {
 		case seatBundle:
 			v = strings.ToLower(v)
 		case seatCat:
-			folded = append(folded, strings.ToUpper(v))
+			v = strings.ToUpper(v)
 		}
 		set = append(set, v)
 	}
@@ -269,9 +269,6 @@ func (r *seatRule) compileValues(values []string, at string) error {
 		r.suffix = newDomainSet(set)
 	default:
 		r.exact = stringSet(set)
-		if r.field == seatCat {
-			r.folded = stringSet(folded)
-		}
 	}
 	return nil
 }
@@ -337,7 +334,7 @@ func (a *seatAllowField) allows(v string, fold uint8) bool {
 // How a value is folded before it is matched.
 const (
 	foldNone  uint8 = iota
-	foldUpper       // cat of a Content 1.0 bid
+	foldUpper       // cat
 	foldLower       // bundle
 )
 
@@ -369,11 +366,7 @@ func (r *seatRule) matches(v string, fold uint8) bool {
 		_, ok := r.suffix.match(w)
 		return ok
 	}
-	set := r.exact
-	if fold == foldUpper {
-		set = r.folded
-	}
-	_, ok := set[w]
+	_, ok := r.exact[w]
 	return ok
 }
 
@@ -392,13 +385,11 @@ func needsFold(v string, fold uint8) bool {
 }
 
 func foldBytes(b []byte, fold uint8) {
-	if fold == foldUpper {
-		catUpper(b)
-		return
-	}
 	for i, c := range b {
-		if c >= 'A' && c <= 'Z' {
-			b[i] = c + ('a' - 'A')
+		if fold == foldUpper {
+			b[i] = upperASCII(c)
+		} else {
+			b[i] = markupLower(c)
 		}
 	}
 }
@@ -441,10 +432,7 @@ func (it *seatValues) next() (v string, fold uint8, ok bool) {
 			if c == "" {
 				continue
 			}
-			if catTaxOf(b.CatTax) == taxContent10 {
-				return c, foldUpper, true
-			}
-			return c, foldNone, true
+			return c, foldUpper, true
 		}
 		return "", foldNone, false
 	}

@@ -4,12 +4,14 @@ package gates
 // Taxonomies"), compiled once when a config loads and read concurrently by
 // every request. Membership tests allocate nothing.
 //
-// Taxonomy 1 (Content 1.0) codes have structure: a code C covers itself and
-// every code starting with "C-" (IAB25 covers IAB25-3; IAB2 does not cover
-// IAB25). Its codes are compared ASCII-case-insensitively (iab25-3 is
-// IAB25-3). Taxonomy 8 (Ad Product 2.0) IDs are numbers, kept as sorted
-// ranges; its option lists may write a range as "lo-hi". Every other taxonomy
-// (Content 2.2, 3.0, 3.1, vendor taxonomies) is a flat set of exact IDs.
+// Codes of every taxonomy compare ASCII-case-insensitively (iab25-3 is
+// IAB25-3, v9i3on is v9i3On): a block list errs on the side of blocking
+// (GATES.md "Matching values"). Taxonomy 1 (Content 1.0) codes have
+// structure: a code C covers itself and every code starting with "C-" (IAB25
+// covers IAB25-3; IAB2 does not cover IAB25). Taxonomy 8 (Ad Product 2.0)
+// IDs are numbers, kept as sorted ranges; its option lists may write a range
+// as "lo-hi". Every other taxonomy (Content 2.2, 3.0, 3.1, vendor
+// taxonomies) is a flat set of IDs.
 
 import (
 	"cmp"
@@ -46,14 +48,14 @@ type idRange struct{ lo, hi uint32 }
 // catSet is a compiled, immutable set of the category codes of one taxonomy.
 // It is safe for concurrent use; has allocates nothing.
 type catSet struct {
-	content10 bool                // Content 1.0: C- rule, ASCII case-insensitive; ids hold upper-case codes
-	ids       map[string]struct{} // exact IDs (upper-cased for Content 1.0)
+	content10 bool                // Content 1.0: the C- rule applies
+	ids       map[string]struct{} // codes, upper-cased
 	ranges    []idRange           // Ad Product 2.0: sorted, merged, disjoint
 }
 
 // newCatSet compiles codes of taxonomy tax. Codes are trimmed; an empty code
-// is an error, and so is, in taxonomy 8, an entry that is neither a number
-// nor a range "lo-hi" with lo <= hi. Errors start with option, the option
+// or one longer than maxCatFold bytes is an error, and so is, in taxonomy 8,
+// an entry that is neither a number nor a range "lo-hi" with lo <= hi. Errors start with option, the option
 // path of the list ("unsafeCategories[8]").
 func newCatSet(option string, tax int64, codes []string) (*catSet, error) {
 	s := &catSet{content10: tax == taxContent10, ids: make(map[string]struct{}, len(codes))}
@@ -65,10 +67,8 @@ func newCatSet(option string, tax int64, codes []string) (*catSet, error) {
 			continue
 		}
 		switch {
-		case s.content10 && len(c) > maxCatFold:
+		case len(c) > maxCatFold:
 			errs = append(errs, fmt.Errorf("%s[%d] is longer than %d bytes", option, i, maxCatFold))
-		case s.content10:
-			s.ids[strings.ToUpper(c)] = struct{}{}
 		case tax == taxAdProduct20:
 			r, ok := parseIDRange(c)
 			if !ok {
@@ -77,7 +77,7 @@ func newCatSet(option string, tax int64, codes []string) (*catSet, error) {
 			}
 			s.ranges = append(s.ranges, r)
 		default:
-			s.ids[c] = struct{}{}
+			s.ids[strings.ToUpper(c)] = struct{}{}
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -138,36 +138,14 @@ func mergeIDRanges(rs []idRange) []idRange {
 	return slices.Clip(out)
 }
 
-// maxCatFold is the longest Content 1.0 code a set may hold (config
-// validation enforces it), so a bid's code is folded on the stack.
+// maxCatFold is the longest code a set may hold (config validation
+// enforces it), so a bid's code is folded on the stack.
 const maxCatFold = 64
 
-// has reports whether cat is in the set (Content 1.0: covered by a code of
-// the set). It allocates nothing.
+// has reports whether cat is in the set, ignoring ASCII case (Content 1.0:
+// covered by a code of the set). It allocates nothing.
 func (s *catSet) has(cat string) bool {
 	if s == nil || cat == "" {
-		return false
-	}
-	if s.content10 {
-		// Only the first maxCatFold+1 bytes matter: a longer code can match
-		// only through a prefix of at most maxCatFold bytes before a '-'.
-		var buf [maxCatFold + 1]byte
-		n := copy(buf[:], cat)
-		c := buf[:n]
-		catUpper(c)
-		if len(cat) <= maxCatFold {
-			if _, ok := s.ids[string(c)]; ok {
-				return true
-			}
-		}
-		for i := n - 1; i > 0; i-- {
-			if c[i] != '-' {
-				continue
-			}
-			if _, ok := s.ids[string(c[:i])]; ok {
-				return true
-			}
-		}
 		return false
 	}
 	if len(s.ranges) > 0 {
@@ -175,8 +153,32 @@ func (s *catSet) has(cat string) bool {
 			return s.hasID(id)
 		}
 	}
-	_, ok := s.ids[cat]
-	return ok
+	// Only the first maxCatFold+1 bytes matter: a longer code can match
+	// only through a Content 1.0 prefix of at most maxCatFold bytes before
+	// a '-'.
+	var buf [maxCatFold + 1]byte
+	n := copy(buf[:], cat)
+	c := buf[:n]
+	for i := range c {
+		c[i] = upperASCII(c[i])
+	}
+	if len(cat) <= maxCatFold {
+		if _, ok := s.ids[string(c)]; ok {
+			return true
+		}
+	}
+	if !s.content10 {
+		return false
+	}
+	for i := n - 1; i > 0; i-- {
+		if c[i] != '-' {
+			continue
+		}
+		if _, ok := s.ids[string(c[:i])]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *catSet) hasID(id uint32) bool {
@@ -195,14 +197,6 @@ func (s *catSet) hasID(id uint32) bool {
 	return false
 }
 
-func catUpper(b []byte) {
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			b[i] = c - ('a' - 'A')
-		}
-	}
-}
-
 // content10Covers reports whether the Content 1.0 code covers cat under the
 // C- rule, ASCII-case-insensitively: for lists that arrive with the request
 // (bcat), which are not compiled. It allocates nothing.
@@ -210,43 +204,20 @@ func content10Covers(code, cat string) bool {
 	if code == "" || len(cat) < len(code) {
 		return false
 	}
-	if !catFoldEq(cat[:len(code)], code) {
+	if !equalFoldASCII(cat[:len(code)], code) {
 		return false
 	}
 	return len(cat) == len(code) || cat[len(code)] == '-'
 }
 
 // sameCategory reports whether a request-supplied code matches cat in
-// taxonomy tax: Content 1.0 codes under the C- rule when hierarchical
-// (ASCII-case-insensitive either way), other taxonomies exactly.
+// taxonomy tax, ignoring ASCII case: Content 1.0 codes under the C- rule
+// when hierarchical, other taxonomies' IDs whole.
 func sameCategory(tax int64, code, cat string, hierarchical bool) bool {
-	if tax != taxContent10 {
-		return code == cat && code != ""
-	}
-	if hierarchical {
+	if tax == taxContent10 && hierarchical {
 		return content10Covers(code, cat)
 	}
-	return code != "" && catFoldEq(code, cat)
-}
-
-// catFoldEq compares two codes ASCII-case-insensitively.
-func catFoldEq(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'a' <= x && x <= 'z' {
-			x -= 'a' - 'A'
-		}
-		if 'a' <= y && y <= 'z' {
-			y -= 'a' - 'A'
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
+	return code != "" && equalFoldASCII(code, cat)
 }
 
 // hasCategory reports whether cats holds a non-empty code.

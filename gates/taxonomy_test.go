@@ -2,6 +2,7 @@ package gates
 
 import (
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/bidguard/bidguard/engine"
@@ -81,15 +82,25 @@ func TestCatSetAdProduct20(t *testing.T) {
 }
 
 func TestCatSetExactIDs(t *testing.T) {
-	s, err := newCatSet("x", taxContent30, []string{"v9i3On", "150"})
+	s, err := newCatSet("x", taxContent30, []string{"v9i3On", "150", " Abc "})
 	require.NoError(t, err)
 	require.True(t, s.has("v9i3On"))
-	require.False(t, s.has("V9I3ON")) // 3.x IDs are case-sensitive
+	require.True(t, s.has("V9I3ON"), "a block list errs on the side of blocking: any case")
+	require.True(t, s.has("abc"))
+	require.False(t, s.has("v9i3On "))
 	require.True(t, s.has("150"))
 	require.False(t, s.has("150-1")) // no code structure
 	require.False(t, s.has("15"))
 	var nilSet *catSet
 	require.False(t, nilSet.has("150"))
+
+	long := strings.Repeat("x", 65)
+	_, err = newCatSet("unsafeCategories[7]", taxContent30, []string{long})
+	require.EqualError(t, err, "unsafeCategories[7][0] is longer than 64 bytes")
+	s, err = newCatSet("x", taxContent30, []string{long[:64]})
+	require.NoError(t, err)
+	require.True(t, s.has(strings.ToUpper(long[:64])))
+	require.False(t, s.has(long))
 }
 
 func TestContent10Covers(t *testing.T) {
@@ -115,7 +126,9 @@ func TestContent10Covers(t *testing.T) {
 	g(1, "IAB25", "IAB25-3", false, false)
 	g(1, "IAB25", "iab25", false, true)
 	g(7, "abc", "abc", true, true)
-	g(7, "abc", "ABC", true, false)
+	g(7, "abc", "ABC", true, true)
+	g(7, "abc", "ABC", false, true)
+	g(8, "1001", "1001", true, true)
 	g(7, "abc", "abc-1", true, false)
 	g(7, "", "", true, false)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
 
 	"github.com/bidguard/bidguard/engine"
 )
@@ -32,4 +33,20 @@ func TestBidPathAllocs(t *testing.T) {
 	require.Len(t, out.Rejected, 1)
 	m.record(snap, sm, ev, out) // creates the rejected series
 	require.Zero(t, testing.AllocsPerRun(100, func() { m.record(snap, sm, ev, out) }))
+}
+
+// TestEndToEndAllocs: once warm, a bid request through the whole path (the
+// exchange's client, bidguard's server, decode, the default policy, the
+// answer, the metrics, the upstream call and the fake bidder, all over
+// in-memory listeners in this process) allocates nothing, so bidguard's own
+// share allocates nothing either.
+func TestEndToEndAllocs(t *testing.T) {
+	post, stop := benchPath(t, defaultPolicy(t), readFile(t, "typical-response.json"))
+	defer stop()
+	req, resp := benchRequest(t), fasthttp.AcquireResponse()
+	for range 50 {
+		post(req, resp)
+	}
+	require.Contains(t, string(resp.Body()), `"seatbid":[`)
+	require.Zero(t, testing.AllocsPerRun(500, func() { post(req, resp) }))
 }

@@ -4,17 +4,20 @@ import (
 	"fmt"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
+	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 )
 
 // benchPath wires exchange → bidguard → fake bidder over in-memory
 // listeners and returns a function posting one bid request (checking that
-// the answer has the wanted status).
-func benchPath(b *testing.B, response []byte) (post func(req *fasthttp.Request, resp *fasthttp.Response), stop func()) {
+// the answer has the wanted status). snap routes /bid to the bidder (nil:
+// baseConfig).
+func benchPath(b testing.TB, snap *engine.Snapshot, response []byte) (post func(req *fasthttp.Request, resp *fasthttp.Response), stop func()) {
 	bidderLn := fasthttputil.NewInmemoryListener()
 	bidder := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		ctx.SetContentType("application/json")
@@ -22,8 +25,11 @@ func benchPath(b *testing.B, response []byte) (post func(req *fasthttp.Request, 
 	}}
 	go func() { _ = bidder.Serve(bidderLn) }()
 
+	if snap == nil {
+		snap = compile(b, fmt.Sprintf(baseConfig, benchBidderURL), nil)
+	}
 	h := &engine.Holder{}
-	h.Store(compile(b, fmt.Sprintf(baseConfig, "http://bidder.invalid/bid"), nil))
+	h.Store(snap)
 	srv, err := New(h, Options{Version: "bench", Dial: func(string) (net.Conn, error) { return bidderLn.Dial() }})
 	if err != nil {
 		b.Fatal(err)
@@ -46,7 +52,18 @@ func benchPath(b *testing.B, response []byte) (post func(req *fasthttp.Request, 
 	return post, stop
 }
 
-func benchRequest(b *testing.B) *fasthttp.Request {
+// benchBidderURL is the upstream of the in-memory path (dialed in memory).
+const benchBidderURL = "http://bidder.invalid/bid"
+
+// defaultPolicy is the embedded config, its default policy judging what
+// /bid routes to the in-memory bidder (as serve --upstream does).
+func defaultPolicy(tb testing.TB) *engine.Snapshot {
+	snap := compile(tb, string(configs.Default), nil)
+	snap.Config.Upstreams = []engine.Upstream{{Name: "dsp", URL: benchBidderURL, Path: "/bid"}}
+	return snap
+}
+
+func benchRequest(b testing.TB) *fasthttp.Request {
 	req := fasthttp.AcquireRequest()
 	req.SetRequestURI("http://sidecar.invalid/bid")
 	req.Header.SetMethod(fasthttp.MethodPost)
@@ -60,7 +77,7 @@ func benchRequest(b *testing.B) *fasthttp.Request {
 // gates, the rewritten answer. Allocations count every side (client,
 // sidecar, bidder) since they share the process.
 func BenchmarkEndToEnd(b *testing.B) {
-	post, stop := benchPath(b, readFile(b, "typical-response.json"))
+	post, stop := benchPath(b, nil, readFile(b, "typical-response.json"))
 	defer stop()
 	req, resp := benchRequest(b), fasthttp.AcquireResponse()
 	b.ReportAllocs()
@@ -71,7 +88,7 @@ func BenchmarkEndToEnd(b *testing.B) {
 
 // BenchmarkEndToEndParallel is the same path under concurrent requests.
 func BenchmarkEndToEndParallel(b *testing.B) {
-	post, stop := benchPath(b, readFile(b, "typical-response.json"))
+	post, stop := benchPath(b, nil, readFile(b, "typical-response.json"))
 	defer stop()
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
@@ -80,4 +97,71 @@ func BenchmarkEndToEndParallel(b *testing.B) {
 			post(req, resp)
 		}
 	})
+}
+
+// BenchmarkEndToEndDefaultPolicy is the whole bid path under the embedded
+// default policy (every built-in gate of the default config).
+func BenchmarkEndToEndDefaultPolicy(b *testing.B) {
+	post, stop := benchPath(b, defaultPolicy(b), readFile(b, "typical-response.json"))
+	defer stop()
+	req, resp := benchRequest(b), fasthttp.AcquireResponse()
+	b.ReportAllocs()
+	for b.Loop() {
+		post(req, resp)
+	}
+}
+
+// BenchmarkUpstreamClient is one bidder call (typical request and answer)
+// through bidguard's pool, beside fasthttp's HostClient on the same bidder,
+// over an in-memory listener and over loopback TCP.
+func BenchmarkUpstreamClient(b *testing.B) {
+	answer := readFile(b, "typical-response.json")
+	body := withTmax(b, 100)
+	bidder := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
+		ctx.SetContentType("application/json")
+		ctx.SetBody(answer)
+	}}
+	f := func(name string, ln net.Listener, dial func(string) (net.Conn, error)) {
+		go func() { _ = bidder.Serve(ln) }()
+		defer ln.Close()
+		b.Run(name+"/bidguard", func(b *testing.B) {
+			p := newHostPool(clientKey{addr: ln.Addr().String(), maxConns: 64, idleTimeout: time.Minute}, dial, &newMeters().client)
+			defer p.close()
+			up := &upstream{prefix: []byte("POST /bid HTTP/1.1\r\nHost: bidder\r\nUser-Agent: bidguard/bench\r\n")}
+			head := up.appendHead(nil, nil, nil, len(body))
+			resp := fasthttp.AcquireResponse()
+			resends := newMeters().none.resends
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.do(head, body, resp, 1<<20, time.Now().Add(time.Second), resends); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(name+"/fasthttp.HostClient", func(b *testing.B) {
+			c := &fasthttp.HostClient{Addr: ln.Addr().String(), MaxConns: 64, NoDefaultUserAgentHeader: true}
+			if dial != nil {
+				c.Dial = dial
+			}
+			req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+			req.Header.SetMethod(fasthttp.MethodPost)
+			req.SetRequestURI("http://bidder/bid")
+			req.Header.SetContentType("application/json")
+			req.Header.SetUserAgent("bidguard/bench")
+			req.SetBodyRaw(body)
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.DoDeadline(req, resp, time.Now().Add(time.Second)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	mem := fasthttputil.NewInmemoryListener()
+	f("in-memory", mem, func(string) (net.Conn, error) { return mem.Dial() })
+	tcp, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	f("tcp", tcp, nil)
 }

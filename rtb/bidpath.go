@@ -11,6 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/jsonraw"
 	"github.com/bidguard/bidguard/pool"
 )
 
@@ -21,16 +22,13 @@ const (
 	hdrOpenRTB  = "X-Openrtb-Version"
 )
 
-var (
-	strPost = []byte(fasthttp.MethodPost)
-	strZero = []byte("0")
-)
+var strZero = []byte("0")
 
 // handle is the exchange-facing handler: routing and the checks of the HTTP
 // behaviour table that need no body, then the bid path. Every panic under it
 // is recovered by finish.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
-	arrival := time.Now()
+	arrival := connArrival(ctx.Conn(), ctx.ConnRequestNum())
 	var c call
 	defer s.finish(ctx, &c)
 	snap := s.holder.Load()
@@ -50,20 +48,20 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	switch {
 	case !ctx.IsPost():
 		ctx.Response.Header.Set("Allow", fasthttp.MethodPost)
-		fail(ctx, um, fasthttp.StatusMethodNotAllowed, outBadRequest)
+		fail(ctx, um, fasthttp.StatusMethodNotAllowed, outBadRequest, msgMethod)
 		return
 	case up == nil:
-		fail(ctx, um, fasthttp.StatusNotFound, outBadRequest)
+		fail(ctx, um, fasthttp.StatusNotFound, outBadRequest, msgNoRoute)
 		return
 	}
 	if ct := ctx.Request.Header.ContentType(); len(ct) > 0 && !isJSONType(ct) {
-		fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest)
+		fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest, msgContentType)
 		return
 	}
 	gz := false
 	if ce := ctx.Request.Header.ContentEncoding(); !isIdentity(ce) {
 		if !isGzip(ce) {
-			fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest)
+			fail(ctx, um, fasthttp.StatusUnsupportedMediaType, outBadRequest, msgContentEncoding)
 			return
 		}
 		gz = true
@@ -72,12 +70,77 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedShutdown)
 		return
 	}
-	if !s.limiter.TryAcquire(st.limits.MaxInFlight) {
+	// A request that waited until its budget is gone is shed before its
+	// body is decoded (decoding is most of what a shed would cost): T is
+	// read from the raw body's top-level tmax, or taken as maxTmaxMs when
+	// that cannot be done cheaply (gzip, an unusual tmax).
+	c.reserve = time.Duration(up.deadline.GateReserveMs)*time.Millisecond + s.gov.schedReserve()
+	dl := up.deadline
+	tMs := int64(dl.MaxTmaxMs)
+	if !gz {
+		if t, ok := peekTmax(ctx.Request.Body()); ok {
+			tMs, _ = engine.DeadlineFor(dl, t, arrival)
+		}
+	}
+	if time.Until(arrival.Add(time.Duration(tMs-int64(dl.ReturnMarginMs))*time.Millisecond-c.reserve)) <
+		time.Duration(dl.MinBidderMs)*time.Millisecond {
+		s.shed(ctx, um, shedBudget)
+		return
+	}
+	if !s.limiter.TryAcquire(s.gov.effective(st.limits.MaxInFlight)) {
+		s.gov.shed.Add(1)
 		s.shed(ctx, um, shedInflight)
 		return
 	}
 	c.slot = true
 	s.bid(ctx, &c, up, arrival, gz)
+}
+
+// peekTmax reads the tmax of a bid request body without decoding it: the
+// value of the last top-level member whose key encoding/json would match
+// to tmax (0 when there is none), as the decoder will read it. ok is false
+// when the body is not an object of well-formed members or a tmax value is
+// not a plain integer: the caller then assumes the longest T. It allocates
+// nothing.
+func peekTmax(body []byte) (tmax int64, ok bool) {
+	m, isObj := jsonraw.Object(body)
+	if !isObj {
+		return 0, false
+	}
+	for {
+		k, v, more := m.Next()
+		if !more {
+			return tmax, m.Complete()
+		}
+		if jsonraw.KeyIs(k, "tmax") {
+			// Only a plain integer: the decoder rejects 7e1 and 70.0 for tmax.
+			if tmax, ok = parseInt(v); !ok {
+				return 0, false
+			}
+		}
+	}
+}
+
+// parseInt parses a JSON integer of at most 18 digits.
+func parseInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // finish runs when the handler returns: it gives back the in-flight slot and
@@ -92,6 +155,9 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, c *call) {
 	if c.slot {
 		s.limiter.Release()
 	}
+	if s.draining.Load() {
+		ctx.SetConnectionClose()
+	}
 }
 
 // call is one request's pooled state. None of it outlives the handler.
@@ -99,21 +165,18 @@ type call struct {
 	stage   stage
 	st      *state
 	um      *upstreamMeters
-	slot    bool // holds an in-flight slot
+	slot    bool          // holds an in-flight slot
+	reserve time.Duration // kept after the bidder's answer: gateReserveMs and the scheduler's
 	ev      *engine.Eval
-	oreq    *fasthttp.Request
 	oresp   *fasthttp.Response
 	inBuf   *pool.Buffer // decompressed request
-	outBuf  *pool.Buffer // outbound request body
+	outBuf  *pool.Buffer // outbound request: body, then head
 	respBuf *pool.Buffer // decompressed response
 }
 
 func (c *call) release() {
 	if c.ev != nil {
 		engine.ReleaseEval(c.ev)
-	}
-	if c.oreq != nil {
-		fasthttp.ReleaseRequest(c.oreq)
 	}
 	if c.oresp != nil {
 		fasthttp.ReleaseResponse(c.oresp)
@@ -137,21 +200,29 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		c.inBuf.B, err = gunzip(c.inBuf.B[:0], body, lim.MaxRequestBytes)
 		switch {
 		case err == errTooLarge:
-			fail(ctx, up.m, fasthttp.StatusRequestEntityTooLarge, outTooLarge)
+			tooLarge(ctx, up.m, lim.MaxRequestBytes)
 			return
 		case err != nil:
-			fail(ctx, up.m, fasthttp.StatusBadRequest, outBadRequest)
+			fail(ctx, up.m, fasthttp.StatusBadRequest, outBadRequest, msgBadGzip)
 			return
 		}
 		body = c.inBuf.B
 	}
 	if len(body) > lim.MaxRequestBytes {
-		fail(ctx, up.m, fasthttp.StatusRequestEntityTooLarge, outTooLarge)
+		tooLarge(ctx, up.m, lim.MaxRequestBytes)
 		return
 	}
 	c.ev = engine.AcquireEval()
-	if err := c.ev.DecodeRequest(body); err != nil || c.ev.In.Request.ID == "" || len(c.ev.In.Request.Imp) == 0 {
-		fail(ctx, up.m, fasthttp.StatusBadRequest, outBadRequest)
+	if err := c.ev.DecodeRequest(body); err != nil {
+		badRequest(ctx, up.m, err.Error())
+		return
+	}
+	switch {
+	case c.ev.In.Request.ID == "":
+		badRequest(ctx, up.m, "no id")
+		return
+	case len(c.ev.In.Request.Imp) == 0:
+		badRequest(ctx, up.m, "no imp")
 		return
 	}
 
@@ -159,22 +230,23 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	dl := up.deadline
 	_, deadline := engine.DeadlineFor(dl, c.ev.In.Request.TMax, arrival)
 	now := time.Now()
-	budget := deadline.Sub(now) - time.Duration(dl.GateReserveMs)*time.Millisecond
+	budget := deadline.Sub(now) - c.reserve
 	if budget < time.Duration(dl.MinBidderMs)*time.Millisecond {
 		s.shed(ctx, up.m, shedBudget)
 		return
 	}
 
 	c.stage = stageUpstream
-	c.oreq, c.oresp = fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
+	injectUpstreamFault(up.name)
+	c.oresp = fasthttp.AcquireResponse()
+	head, obody := s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	start := time.Now()
-	err := up.client.DoDeadline(c.oreq, c.oresp, now.Add(budget))
+	kind, err := up.pool.do(head, obody, c.oresp, lim.MaxResponseBytes, now.Add(budget), up.m.resends)
 	latency := time.Since(start)
 	up.m.duration.Update(latency.Seconds())
 	c.stage = stageHandler
 	if err != nil {
-		upstreamFailed(ctx, up, classify(err))
+		upstreamFailed(ctx, up, kind)
 		return
 	}
 	switch status := c.oresp.StatusCode(); {
@@ -214,6 +286,13 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		answer204(ctx, up.m, outNoBid)
 		return
 	}
+	// Every answer leaves by D: an answer that cannot be judged in the time
+	// left is dropped unjudged.
+	judgeStart := time.Now()
+	if !s.cost.fits(len(rbody), judgeStart, deadline) {
+		s.shed(ctx, up.m, shedDeadline)
+		return
+	}
 	if err := c.ev.DecodeResponse(rbody, lim.MaxBids); err != nil {
 		upstreamFailed(ctx, up, kindBadJSON)
 		return
@@ -224,8 +303,17 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.stage = stageGate
 	out := c.ev.Run(st.snap, engine.RunOptions{Upstream: up.name})
 	c.stage = stageHandler
+	if s.audit != nil && (len(out.Rejected) > 0 || len(out.Warned) > 0) {
+		c.stage = stageAudit
+		s.audit(st.snap, c.ev, out)
+		c.stage = stageHandler
+	}
 	answer := c.ev.Body()
+	s.cost.observe(len(rbody), time.Since(judgeStart))
 	s.meters.record(st.snap, st.m, c.ev, out)
+	if len(out.Rejected)+len(out.Warned) > 0 {
+		s.rejects.record(st.snap.Config.Log.RejectionRate(), up.name, c.ev.In.Request.ID, out)
+	}
 
 	var nb [20]byte
 	ctx.Response.Header.SetBytesV(hdrRejected, strconv.AppendInt(nb[:0], int64(removed(c.ev, out)), 10))
@@ -251,24 +339,10 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	up.m.requests[o].Inc()
 }
 
-// outbound fills the bidder's request: the exchange's body with tmax
-// rewritten to the budget, and only the headers DESIGN.md lists.
-func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body []byte, tmaxMs int64) {
-	r := c.oreq
-	r.Header.SetMethodBytes(strPost)
-	r.SetRequestURI(up.uri)
-	ct := ctx.Request.Header.ContentType()
-	if len(ct) == 0 {
-		ct = jsonType
-	}
-	r.Header.SetContentTypeBytes(ct)
-	if v := ctx.Request.Header.Peek(hdrOpenRTB); len(v) > 0 {
-		r.Header.SetBytesV(hdrOpenRTB, v)
-	}
-	r.Header.SetUserAgentBytes(s.ua)
-	if up.gzip {
-		r.Header.Set(fasthttp.HeaderAcceptEncoding, "gzip")
-	}
+// outbound builds the bidder's request in c.outBuf: the exchange's body
+// with tmax rewritten to the budget, and a head with only the headers
+// DESIGN.md lists (upstream.appendHead).
+func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body []byte, tmaxMs int64) (head, out []byte) {
 	c.outBuf = pool.AcquireBuffer()
 	b, ok := appendTmax(c.outBuf.B[:0], body, tmaxMs)
 	if !ok {
@@ -278,8 +352,10 @@ func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body 
 		req.TMax = tmaxMs
 		b, _ = json.Marshal(&req)
 	}
+	n := len(b)
+	b = up.appendHead(b, ctx.Request.Header.ContentType(), ctx.Request.Header.Peek(hdrOpenRTB), n)
 	c.outBuf.B = b
-	r.SetBodyRaw(b)
+	return b[n:], b[:n]
 }
 
 // removed is the X-Bidguard-Rejected count: the bids removed from the answer.
@@ -293,11 +369,58 @@ func removed(ev *engine.Eval, out *engine.Outcome) int {
 	return len(ev.In.Bids) - out.Kept
 }
 
-// fail answers with an empty body.
-func fail(ctx *fasthttp.RequestCtx, um *upstreamMeters, status int, o outcome) {
+// The texts of 4xx answers (DESIGN.md "HTTP behaviour of serve"): one line
+// chosen by bidguard, never the request's bytes.
+const (
+	msgMethod          = "method not allowed: use POST"
+	msgNoRoute         = "no upstream routes this path"
+	msgContentType     = "unsupported Content-Type: use application/json"
+	msgContentEncoding = "unsupported Content-Encoding: use gzip or identity"
+	msgBadGzip         = "malformed bid request: corrupt gzip body"
+	msgMalformed       = "malformed bid request: "
+	msgHeaders         = "request headers too large"
+	msgTimeout         = "request not received in time"
+	msgBadHTTP         = "malformed HTTP request"
+	// maxReasonLen cuts a decode error in a 400 answer.
+	maxReasonLen = 200
+)
+
+var textPlain = []byte("text/plain; charset=utf-8")
+
+// fail answers status with the one-line text msg.
+func fail(ctx *fasthttp.RequestCtx, um *upstreamMeters, status int, o outcome, msg string) {
 	ctx.SetStatusCode(status)
+	ctx.Response.Header.SetContentTypeBytes(textPlain)
 	ctx.Response.ResetBody()
+	ctx.Response.AppendBodyString(msg)
+	ctx.Response.AppendBodyString("\n")
 	um.requests[o].Inc()
+}
+
+// badRequest is a 400 for a bid request that did not decode: the reason
+// with control characters and non-ASCII replaced and cut to maxReasonLen.
+func badRequest(ctx *fasthttp.RequestCtx, um *upstreamMeters, reason string) {
+	var b [len(msgMalformed) + maxReasonLen + 3]byte
+	out := append(b[:0], msgMalformed...)
+	for i := 0; i < len(reason); i++ {
+		if i == maxReasonLen {
+			out = append(out, "..."...)
+			break
+		}
+		c := reason[i]
+		if c < 0x20 || c > 0x7e {
+			c = ' '
+		}
+		out = append(out, c)
+	}
+	fail(ctx, um, fasthttp.StatusBadRequest, outBadRequest, string(out))
+}
+
+// tooLarge is the 413 for a body over limit bytes.
+func tooLarge(ctx *fasthttp.RequestCtx, um *upstreamMeters, limit int) {
+	var b [48]byte
+	out := strconv.AppendInt(append(b[:0], "body over "...), int64(limit), 10)
+	fail(ctx, um, fasthttp.StatusRequestEntityTooLarge, outTooLarge, string(append(out, " bytes"...)))
 }
 
 // answer204 is a no-bid answer before or without judging.
@@ -313,10 +436,34 @@ func (s *Server) shed(ctx *fasthttp.RequestCtx, um *upstreamMeters, why shedReas
 	answer204(ctx, um, outShed)
 }
 
+// upstreamFailed answers a bidder failure: 204, or with onError: status 504
+// for a timeout and 502 for every other kind, with a line naming the kind.
 func upstreamFailed(ctx *fasthttp.RequestCtx, up *upstream, k errKind) {
 	up.m.errors[k].Inc()
-	answer204(ctx, up.m, outUpstreamError)
+	if !up.statusOnErr {
+		answer204(ctx, up.m, outUpstreamError)
+		return
+	}
+	status := fasthttp.StatusBadGateway
+	if k == kindTimeout {
+		status = fasthttp.StatusGatewayTimeout
+	}
+	ctx.Response.Header.SetBytesV(hdrRejected, strZero)
+	ctx.SetStatusCode(status)
+	ctx.Response.Header.SetContentTypeBytes(textType)
+	ctx.Response.SetBodyString(failureText[k])
+	up.m.requests[outUpstreamError].Inc()
 }
+
+// failureText is the body of a 502/504 answer, by kind.
+var failureText = func() (t [numKinds]string) {
+	for k := range t {
+		t[k] = "bidder failed: " + kindNames[k] + "\n"
+	}
+	return t
+}()
+
+var textType = []byte("text/plain; charset=utf-8")
 
 // recovered answers a panicked request with a 204 and counts it.
 func (s *Server) recovered(ctx *fasthttp.RequestCtx, c *call, r any) {
@@ -334,21 +481,19 @@ func (s *Server) recovered(ctx *fasthttp.RequestCtx, c *call, r any) {
 	s.logLimited("panic recovered in the bid path", "where", stageNames[c.stage], "panic", r, "stack", string(debug.Stack()))
 }
 
-// handleError answers requests fasthttp could not read: 413 over the body
-// cap, 431 for oversized headers, 408 on a read timeout, else 400; all with
-// empty bodies.
+// handleError answers requests fasthttp could not read, each with its line
+// of text: 400 for a framing error (framer: smuggling probes and the like)
+// or an unparsable request, 413 over the body cap, 431 for oversized
+// headers, 408 on a read timeout. fasthttp closes the connection after it.
 func (s *Server) handleError(ctx *fasthttp.RequestCtx, err error) {
-	status, o := fasthttp.StatusBadRequest, outBadRequest
-	var small *fasthttp.ErrSmallBuffer
-	switch {
-	case err == fasthttp.ErrBodyTooLarge:
-		status, o = fasthttp.StatusRequestEntityTooLarge, outTooLarge
-	case errors.As(err, &small):
-		status = fasthttp.StatusRequestHeaderFieldsTooLarge
-	case isTimeout(err):
-		status = fasthttp.StatusRequestTimeout
+	// The write deadline of the connection's previous answer may have
+	// passed while this request stalled: without a new one the 408 would
+	// never leave.
+	if nc := ctx.Conn(); nc != nil {
+		_ = nc.SetWriteDeadline(time.Now().Add(s.srv.WriteTimeout))
 	}
 	um := s.meters.none
+	maxBody := s.srv.MaxRequestBodySize
 	if snap := s.holder.Load(); snap != nil {
 		st := s.stateFor(snap)
 		ctx.Response.Header.SetBytesV(hdrConfig, st.version)
@@ -356,5 +501,18 @@ func (s *Server) handleError(ctx *fasthttp.RequestCtx, err error) {
 			um = up.m
 		}
 	}
-	fail(ctx, um, status, o)
+	var small *fasthttp.ErrSmallBuffer
+	fe := connFramingError(ctx.Conn())
+	switch {
+	case fe != nil || errors.As(err, &fe):
+		fail(ctx, um, fasthttp.StatusBadRequest, outBadRequest, fe.Error())
+	case errors.Is(err, fasthttp.ErrBodyTooLarge):
+		tooLarge(ctx, um, maxBody)
+	case errors.As(err, &small):
+		fail(ctx, um, fasthttp.StatusRequestHeaderFieldsTooLarge, outBadRequest, msgHeaders)
+	case isTimeout(err):
+		fail(ctx, um, fasthttp.StatusRequestTimeout, outBadRequest, msgTimeout)
+	default:
+		fail(ctx, um, fasthttp.StatusBadRequest, outBadRequest, msgBadHTTP)
+	}
 }

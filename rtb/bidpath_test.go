@@ -282,3 +282,26 @@ upstreams:
 	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="a",outcome="no_bid"}`))
 	require.EqualValues(t, 2, sc.metric(`bidguard_requests_total{upstream="catchall",outcome="no_bid"}`))
 }
+
+func TestPeekTmax(t *testing.T) {
+	f := func(body string, want int64, ok bool) {
+		t.Helper()
+		got, gotOK := peekTmax([]byte(body))
+		require.Equal(t, ok, gotOK, body)
+		require.Equal(t, want, got, body)
+	}
+	f(`{"id":"a","imp":[{"id":"1","ext":{"tmax":9}}],"tmax":120}`, 120, true)
+	f(`{"id":"a"}`, 0, true)
+	f(` { "tmax" : 80 , "TMAX":90 } `, 90, true)
+	f(`{"t\u006dax":70}`, 70, true)
+	f(`{"tmax":"70"}`, 0, false)
+	f(`{"tmax":7e1}`, 0, false)
+	f(`{"tmax":70.0}`, 0, false)
+	f(`{"tmax":-3}`, -3, true)
+	f(`{"tmax":0120}`, 0, false)
+	f(`{"tmax":99999999999999999999}`, 0, false)
+	f(`[1]`, 0, false)
+	f(`{"id":"a"`, 0, false)
+	f(`{"id" "a"}`, 0, false)
+	f(``, 0, false)
+}

@@ -3,147 +3,49 @@ package rtb
 import (
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"errors"
 	"io"
 	"strconv"
 	"sync"
+
+	"github.com/bidguard/bidguard/jsonraw"
 )
 
 // appendTmax appends to dst the JSON object body with every top-level member
-// whose key encoding/json would match to "tmax" (case-insensitively, after
-// unescaping) removed, and "tmax":ms written as the first member. Every other
-// member is copied byte for byte, so the bidder sees the exchange's request
-// unchanged but for tmax, and any parser (first-wins, last-wins, case
-// sensitive or not) reads exactly one tmax.
+// whose key encoding/json would match to "tmax" (case folded, after
+// unescaping: jsonraw.KeyIs) removed, and "tmax":ms written as the first
+// member. Every other member is copied byte for byte, so the bidder sees the
+// exchange's request unchanged but for tmax, and any parser (first-wins,
+// last-wins, case sensitive or not) reads exactly one tmax. It allocates
+// nothing once dst has the room.
 //
-// body must be a document encoding/json accepted; ok is false when it is not
-// an object (the caller then re-marshals the decoded request).
+// body must be a document jsonraw.Validate accepted (the request decoded);
+// ok is false when it is not an object (the caller then re-marshals the
+// decoded request), and dst is then returned unchanged.
 func appendTmax(dst, body []byte, ms int64) (out []byte, ok bool) {
-	i := skipWS(body, 0)
-	if i >= len(body) || body[i] != '{' {
+	m, isObj := jsonraw.Object(body)
+	if !isObj {
 		return dst, false
 	}
 	start := len(dst)
 	dst = append(dst, `{"tmax":`...)
 	dst = strconv.AppendInt(dst, ms, 10)
-	i++
 	for {
-		i = skipWS(body, i)
-		if i >= len(body) {
-			return dst[:start], false
-		}
-		if body[i] == '}' {
+		k, _, more := m.Next()
+		if !more {
 			break
 		}
-		if body[i] == ',' {
-			i = skipWS(body, i+1)
+		if jsonraw.KeyIs(k, "tmax") {
+			continue
 		}
-		if i >= len(body) || body[i] != '"' {
-			return dst[:start], false
-		}
-		ks := i
-		ke := skipString(body, i)
-		if ke < 0 {
-			return dst[:start], false
-		}
-		i = skipWS(body, ke)
-		if i >= len(body) || body[i] != ':' {
-			return dst[:start], false
-		}
-		ve := skipValue(body, skipWS(body, i+1))
-		if ve < 0 {
-			return dst[:start], false
-		}
-		if !isTmaxKey(body[ks:ke]) {
-			dst = append(dst, ',')
-			dst = append(dst, body[ks:ve]...)
-		}
-		i = ve
+		s, e := m.Span()
+		dst = append(dst, ',')
+		dst = append(dst, body[s:e]...)
+	}
+	if !m.Complete() {
+		return dst[:start], false
 	}
 	return append(dst, '}'), true
-}
-
-var tmaxName = []byte("tmax")
-
-// isTmaxKey reports whether the quoted key q names tmax the way encoding/json
-// matches field names (bytes.EqualFold on the unescaped key).
-func isTmaxKey(q []byte) bool {
-	inner := q[1 : len(q)-1]
-	if bytes.IndexByte(inner, '\\') < 0 {
-		return bytes.EqualFold(inner, tmaxName)
-	}
-	var k string
-	if json.Unmarshal(q, &k) != nil { // rare: an escaped key
-		return false
-	}
-	return bytes.EqualFold([]byte(k), tmaxName)
-}
-
-func skipWS(b []byte, i int) int {
-	for i < len(b) {
-		switch b[i] {
-		case ' ', '\t', '\n', '\r':
-			i++
-		default:
-			return i
-		}
-	}
-	return i
-}
-
-// skipString returns the index just past the string starting at b[i] == '"',
-// or -1.
-func skipString(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index just past the value starting at b[i], or -1.
-func skipValue(b []byte, i int) int {
-	if i >= len(b) {
-		return -1
-	}
-	switch b[i] {
-	case '"':
-		return skipString(b, i)
-	case '{', '[':
-		depth := 0
-		for j := i; j < len(b); j++ {
-			switch b[j] {
-			case '"':
-				e := skipString(b, j)
-				if e < 0 {
-					return -1
-				}
-				j = e - 1
-			case '{', '[':
-				depth++
-			case '}', ']':
-				depth--
-				if depth == 0 {
-					return j + 1
-				}
-			}
-		}
-		return -1
-	}
-	j := i
-	for j < len(b) {
-		switch b[j] {
-		case ',', '}', ']', ' ', '\t', '\n', '\r':
-			return j
-		}
-		j++
-	}
-	return j
 }
 
 var (

@@ -126,19 +126,3 @@ func TestMediaTypes(t *testing.T) {
 		require.Equal(t, want, string(safeJSONType([]byte(in))), in)
 	}
 }
-
-func TestParseUpstream(t *testing.T) {
-	_, _, err := parseUpstream(upstreamCfg("ftp://x"), limitsCfg())
-	require.Error(t, err)
-	_, _, err = parseUpstream(upstreamCfg("http://user:pw@x/"), limitsCfg())
-	require.Error(t, err)
-	k, uri, err := parseUpstream(upstreamCfg("https://bidder.example"), limitsCfg())
-	require.NoError(t, err)
-	require.Equal(t, "bidder.example:443", k.addr)
-	require.True(t, k.tls)
-	require.Equal(t, "https://bidder.example/", uri)
-	k, uri, err = parseUpstream(upstreamCfg("http://[::1]:9000/p?q=1"), limitsCfg())
-	require.NoError(t, err)
-	require.Equal(t, "[::1]:9000", k.addr)
-	require.Equal(t, "http://[::1]:9000/p?q=1", uri)
-}

@@ -12,13 +12,15 @@ import (
 )
 
 // DemoBidder is the fake bidder of `serve --demo`: it answers every bid
-// request with a rotating mix, so a newcomer sees the gates at work without
-// other software. Request n (from 0) gets, per imp:
+// request with good bids and bad ones, so a newcomer sees the gates at work
+// without other software: every answer is filtered. Request n (from 0) gets,
+// for each of its first three imps, a good bid (seat demo-dsp) and a bad one
+// (seat demo-bad), the bad kind rotating with n:
 //
-//	n%4 == 0: one good bid                      → forwarded unchanged
-//	n%4 == 1: a good bid and one for an unknown imp → impidMatch removes it
-//	n%4 == 2: a good bid and one with a negative price → bidSanity removes it
-//	n%4 == 3: only a bid without a price         → every bid removed: 204
+//	n%4 == 0: a bid for an imp the request does not hold → impidMatch
+//	n%4 == 1: a negative price                            → bidSanity
+//	n%4 == 2: a placeholder adomain (example.com)         → adomainVerify
+//	n%4 == 3: no price                                    → bidSanity
 type DemoBidder struct {
 	srv *fasthttp.Server
 	n   atomic.Uint64
@@ -70,18 +72,24 @@ func (d *DemoBidder) handle(ctx *fasthttp.RequestCtx) {
 		case imp.Native != nil:
 			g["mtype"], g["adm"] = 4, `{"native":{"ver":"1.2","assets":[]}}`
 		}
+		good = append(good, g)
+		b := obj{"id": "bad-" + id, "impid": imp.ID, "price": price, "crid": "demo-cr-bad-" + id, "adomain": []string{"bidguard-demo.com"}}
+		for k, v := range g {
+			if _, set := b[k]; !set && k != "id" {
+				b[k] = v
+			}
+		}
 		switch n % 4 {
 		case 0:
-			good = append(good, g)
+			b["impid"] = "no-such-imp"
 		case 1:
-			good = append(good, g)
-			bad = append(bad, obj{"id": "bad-impid-" + id, "impid": "no-such-imp", "price": price, "crid": "demo-cr-x"})
+			b["price"] = -1
 		case 2:
-			good = append(good, g)
-			bad = append(bad, obj{"id": "bad-price-" + id, "impid": imp.ID, "price": -1, "crid": "demo-cr-y"})
+			b["adomain"] = []string{"example.com"}
 		case 3:
-			bad = append(bad, obj{"id": "no-price-" + id, "impid": imp.ID, "crid": "demo-cr-z"})
+			delete(b, "price")
 		}
+		bad = append(bad, b)
 	}
 	var seatbid []obj
 	if len(good) > 0 {

@@ -155,6 +155,21 @@ func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 		_, _ = c.Write([]byte("SSH-2.0-OpenSSH\r\n\r\n"))
 		_ = c.Close()
 	}))
+	answerRaw := func(wire string) string {
+		return rawBidder(t, func(c net.Conn) {
+			readRequest(c)
+			_, _ = c.Write([]byte(wire))
+			_ = c.Close()
+		})
+	}
+	f("199", "http_status", nil, answerRaw("HTTP/1.1 199 Odd\r\nContent-Length: 2\r\n\r\n{}"))
+	f("101 without an upgrade asked", "http_status", nil, answerRaw("HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\nConnection: Upgrade\r\n\r\n"))
+	f("100 then 500", "http_status", nil, answerRaw("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 500 Oops\r\nContent-Length: 0\r\n\r\n"))
+	f("too many interim answers", "reset", nil, answerRaw(strings.Repeat("HTTP/1.1 100 Continue\r\n\r\n", 9)))
+	f("headers over 8 KiB", "too_large", nil, answerRaw("HTTP/1.1 200 OK\r\nX-Pad: "+strings.Repeat("a", 9000)+"\r\nContent-Length: 2\r\n\r\n{}"))
+	f("body shorter than Content-Length", "reset", nil, answerRaw("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"id\":"))
+	f("broken chunks", "reset", nil, answerRaw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"))
+	f("Content-Length twice", "reset", nil, answerRaw("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{} "))
 	f("500", "http_status", fixed(500, []byte(`{"error":"boom"}`)), "")
 	f("400", "http_status", fixed(400, nil), "")
 	f("204", "", fixed(204, nil), "")
@@ -243,4 +258,37 @@ func TestBidsLimit(t *testing.T) {
 	require.Equal(t, "3", a.header.Get("X-Bidguard-Rejected"))
 	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="rejected"}`))
 	require.EqualValues(t, 3, sc.metric(`bidguard_bids_rejected_total{seat="other",gate="limits.maxBids",nbr="300"}`))
+}
+
+// TestOnErrorStatus: with onError: status the exchange gets 504 for a
+// bidder timeout and 502 for every other bidder failure; no-bids and
+// rejections stay 204.
+func TestOnErrorStatus(t *testing.T) {
+	f := func(name string, h http.HandlerFunc, status int, body string) {
+		t.Run(name, func(t *testing.T) {
+			b := newBidder(t, h)
+			sc := startSidecar(t, compile(t, fmt.Sprintf("upstreams:\n  - {name: dsp, url: %q, path: /bid, onError: status}\n"+
+				"policy:\n  gates: [{gate: impidMatch}, {gate: bidSanity}]\n", b.URL), nil))
+			a := sc.post("/bid", withTmax(t, 100))
+			require.Equal(t, status, a.status)
+			require.Equal(t, body, string(a.body))
+			if status >= 500 {
+				require.Equal(t, "0", a.header.Get("X-Bidguard-Rejected"))
+				require.Equal(t, "text/plain; charset=utf-8", a.header.Get("Content-Type"))
+				require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="upstream_error"}`))
+			}
+		})
+	}
+	slow := func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(2 * time.Second):
+		}
+	}
+	f("timeout", slow, 504, "bidder failed: timeout\n")
+	f("500", fixed(500, nil), 502, "bidder failed: http_status\n")
+	f("malformed JSON", fixed(200, []byte("{")), 502, "bidder failed: bad_json\n")
+	f("redirect", fixed(302, nil), 502, "bidder failed: redirect\n")
+	f("no-bid", fixed(204, nil), 204, "")
+	f("every bid rejected", fixed(200, []byte(allBad)), 204, "")
 }

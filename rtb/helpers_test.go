@@ -62,13 +62,22 @@ type sidecar struct {
 
 func startSidecar(t *testing.T, snap *engine.Snapshot) *sidecar {
 	t.Helper()
+	return startSidecarWith(t, snap, nil)
+}
+
+// startSidecarWith lets tune change the Server before it serves.
+func startSidecarWith(t *testing.T, snap *engine.Snapshot, tune func(*Server)) *sidecar {
+	t.Helper()
 	sc := &sidecar{t: t, holder: &engine.Holder{}}
 	if snap != nil {
 		sc.holder.Store(snap)
 	}
-	srv, err := New(sc.holder, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	srv, err := New(sc.holder, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Drain: 20 * time.Millisecond})
 	require.NoError(t, err)
 	sc.srv = srv
+	if tune != nil {
+		tune(srv)
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	aln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,6 +91,9 @@ func startSidecar(t *testing.T, snap *engine.Snapshot) *sidecar {
 }
 
 func (sc *sidecar) stop() {
+	// The exchange's idle connections go first: a sidecar started later on
+	// the same port must not get requests over them.
+	client.CloseIdleConnections()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = sc.srv.Shutdown(ctx)
@@ -243,10 +255,4 @@ func serveOnLoopback(t *testing.T, d *DemoBidder) string {
 	go func() { defer close(done); _ = d.Serve(ln) }()
 	t.Cleanup(func() { _ = d.Close(); <-done })
 	return "http://" + ln.Addr().String()
-}
-
-func upstreamCfg(url string) engine.Upstream { return engine.Upstream{Name: "u", URL: url, Path: "/"} }
-
-func limitsCfg() engine.Limits {
-	return engine.Limits{MaxRequestBytes: 1 << 18, MaxResponseBytes: 1 << 20, MaxInFlight: 8, MaxBids: 1000}
 }

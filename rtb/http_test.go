@@ -21,40 +21,58 @@ func TestHTTPBehaviour(t *testing.T) {
 	sc, b := setup(t, fixed(200, readFile(t, "typical-response.json")), "limits: {maxRequestBytes: 4096}\n")
 	version := sc.holder.Load().Version
 	req := withTmax(t, 1000)
-	f := func(name string, a answer, status int) {
+	f := func(name string, a answer, status int, text ...string) {
 		t.Helper()
 		require.Equal(t, status, a.status, name)
 		require.Equal(t, version, a.header.Get("X-Bidguard-Config"), "%s: every answer carries the config version", name)
 		if status >= 400 && status < 500 {
-			require.Empty(t, a.body, "%s: 4xx bodies are empty", name)
+			require.Len(t, text, 1, name)
+			require.Equal(t, text[0]+"\n", string(a.body), "%s: 4xx bodies are one line of text", name)
+			require.Equal(t, "text/plain; charset=utf-8", a.header.Get("Content-Type"), name)
 			require.Empty(t, a.header.Get("X-Bidguard-Rejected"), name)
 		}
 	}
-	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodHead, http.MethodDelete, http.MethodOptions} {
+	for _, m := range []string{http.MethodGet, http.MethodPut, http.MethodDelete, http.MethodOptions} {
 		a := sc.do(m, "/bid", nil)
-		f(m, a, 405)
+		f(m, a, 405, "method not allowed: use POST")
 		require.Equal(t, "POST", a.header.Get("Allow"))
 	}
-	f("unrouted path", sc.post("/nope", req), 404)
-	f("prefix is not a match", sc.post("/bid/x", req), 404)
-	f("text/plain", sc.post("/bid", req, "Content-Type: text/plain"), 415)
-	f("form", sc.post("/bid", req, "Content-Type: application/x-www-form-urlencoded"), 415)
-	f("unknown Content-Encoding", sc.post("/bid", req, "Content-Encoding: br"), 415)
-	f("empty body", sc.post("/bid", nil), 400)
-	f("blank body", sc.post("/bid", []byte("  \n")), 400)
-	f("malformed JSON", sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}]`)), 400)
-	f("wrong type", sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}],"tmax":"100"}`)), 400)
-	f("trailing data", sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}]} x`)), 400)
-	f("no id", sc.post("/bid", []byte(`{"imp":[{"id":"1"}]}`)), 400)
-	f("empty id", sc.post("/bid", []byte(`{"id":"","imp":[{"id":"1"}]}`)), 400)
-	f("no imp", sc.post("/bid", []byte(`{"id":"1"}`)), 400)
-	f("empty imp", sc.post("/bid", []byte(`{"id":"1","imp":[]}`)), 400)
-	f("null", sc.post("/bid", []byte(`null`)), 400)
-	f("array", sc.post("/bid", []byte(`[]`)), 400)
+	a := sc.do(http.MethodHead, "/bid", nil)
+	require.Equal(t, 405, a.status)
+	require.Empty(t, a.body, "HEAD answers carry no body")
+	f("unrouted path", sc.post("/nope", req), 404, "no upstream routes this path")
+	f("prefix is not a match", sc.post("/bid/x", req), 404, "no upstream routes this path")
+	f("text/plain", sc.post("/bid", req, "Content-Type: text/plain"), 415, "unsupported Content-Type: use application/json")
+	f("form", sc.post("/bid", req, "Content-Type: application/x-www-form-urlencoded"), 415, "unsupported Content-Type: use application/json")
+	f("unknown Content-Encoding", sc.post("/bid", req, "Content-Encoding: br"), 415, "unsupported Content-Encoding: use gzip or identity")
+	for _, empty := range [][]byte{nil, []byte("  \n")} {
+		a := sc.post("/bid", empty)
+		require.Equal(t, 400, a.status)
+		require.Regexp(t, `^malformed bid request: .*empty.*\n$`, string(a.body))
+	}
+	malformed := sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}]`))
+	require.Equal(t, 400, malformed.status)
+	require.Regexp(t, `^malformed bid request: [ -~]+\n$`, string(malformed.body))
+	wrongType := sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}],"tmax":"100"}`))
+	require.Equal(t, 400, wrongType.status)
+	require.Regexp(t, `^malformed bid request: .*tmax.*\n$`, string(wrongType.body), "the decode error says what was wrong")
+	require.Equal(t, 400, sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}]} x`)).status, "trailing data")
+	f("no id", sc.post("/bid", []byte(`{"imp":[{"id":"1"}]}`)), 400, "malformed bid request: no id")
+	f("empty id", sc.post("/bid", []byte(`{"id":"","imp":[{"id":"1"}]}`)), 400, "malformed bid request: no id")
+	f("no imp", sc.post("/bid", []byte(`{"id":"1"}`)), 400, "malformed bid request: no imp")
+	f("empty imp", sc.post("/bid", []byte(`{"id":"1","imp":[]}`)), 400, "malformed bid request: no imp")
+	require.Equal(t, 400, sc.post("/bid", []byte(`null`)).status)
+	require.Equal(t, 400, sc.post("/bid", []byte(`[]`)).status)
+	// The request's bytes are never echoed: a long key with control
+	// characters in a type error is cut to one printable line.
+	echo := sc.post("/bid", []byte(`{"id":"1","imp":[{"id":"1"}],"tmax":"\u0007`+strings.Repeat("Z", 500)+`"}`))
+	require.Equal(t, 400, echo.status)
+	require.NotContains(t, string(echo.body), "ZZZZZZZZZZ")
+	require.Regexp(t, `^malformed bid request: [ -~]{1,203}\n$`, string(echo.body))
 	big := append(bytes.Repeat([]byte(" "), 5000), req...)
-	f("over maxRequestBytes", sc.post("/bid", big), 413)
-	f("gzip over maxRequestBytes once decoded", sc.post("/bid", gzipped(t, big), "Content-Encoding: gzip"), 413)
-	f("corrupt gzip", sc.post("/bid", []byte("nope"), "Content-Encoding: gzip"), 400)
+	f("over maxRequestBytes", sc.post("/bid", big), 413, "body over 4096 bytes")
+	f("gzip over maxRequestBytes once decoded", sc.post("/bid", gzipped(t, big), "Content-Encoding: gzip"), 413, "body over 4096 bytes")
+	f("corrupt gzip", sc.post("/bid", []byte("nope"), "Content-Encoding: gzip"), 400, "malformed bid request: corrupt gzip body")
 	require.Zero(t, b.calls.Load(), "no bidder call for a refused request")
 
 	// Accepted variants reach the bidder.
@@ -258,13 +276,14 @@ func TestShutdownIsGraceful(t *testing.T) {
 func TestDemoBidder(t *testing.T) {
 	d := NewDemoBidder()
 	url := serveOnLoopback(t, d)
-	sc := startSidecar(t, compile(t, fmt.Sprintf(baseConfig, url), nil))
-	want := []int{200, 200, 200, 204}
-	for i, w := range want {
+	sc := startSidecar(t, compile(t, fmt.Sprintf(baseConfig, url)+"    - gate: adomainVerify\n", nil))
+	// Every answer holds a good and a bad bid per imp (at most three); the
+	// bad kind rotates, and each kind is removed by the gates.
+	for i := range 4 {
 		a := sc.post("/bid", withTmax(t, 1000))
-		require.Equal(t, w, a.status, "request %d", i)
-		if i == 1 || i == 2 {
-			require.Equal(t, "3", a.header.Get("X-Bidguard-Rejected"), "request %d", i)
-		}
+		require.Equal(t, 200, a.status, "request %d", i)
+		require.Equal(t, "3", a.header.Get("X-Bidguard-Rejected"), "request %d", i)
+		require.NotContains(t, string(a.body), `"bad-`, "request %d", i)
+		require.Contains(t, string(a.body), `"good-1"`, "request %d", i)
 	}
 }

@@ -27,7 +27,27 @@ type Options struct {
 	// Dial, when set, replaces TCP dialing to the upstreams (in-memory
 	// listeners in benchmarks).
 	Dial func(addr string) (net.Conn, error)
+	// Drain is how long Shutdown keeps idle exchange connections open so
+	// that a request arriving on one is answered 204 rather than refused
+	// (0: DefaultDrain).
+	Drain time.Duration
+	// Audit, when set, is called with every judged response whose outcome
+	// rejected or would have rejected something (Rejected or Warned not
+	// empty), on the request goroutine, before the answer is sent. It must
+	// not block and must not retain ev, out or anything they reference. A
+	// panic in it is answered 204 and counted as panics_total{where="audit"}.
+	Audit func(snap *engine.Snapshot, ev *engine.Eval, out *engine.Outcome)
 }
+
+// DefaultDrain is Options.Drain when unset.
+const DefaultDrain = time.Second
+
+// Exchange listener timeouts: a request must be read, and an answer
+// written, within these (a slow client gets 408, a slow reader is cut).
+const (
+	exchangeReadTimeout  = 10 * time.Second
+	exchangeWriteTimeout = 10 * time.Second
+)
 
 // Server is the sidecar: the exchange-facing fasthttp server, one pooled
 // client per upstream, and the admin listener. It reads the current
@@ -37,16 +57,27 @@ type Server struct {
 	holder *engine.Holder
 	log    *slog.Logger
 	ua     []byte
-	dial   func(addr string) (net.Conn, error)
+	audit  func(*engine.Snapshot, *engine.Eval, *engine.Outcome)
 	meters *meters
 
 	limiter  pool.Limiter
+	cost     judgeCost
+	rejects  rejectLog
 	draining atomic.Bool
 	cur      atomic.Pointer[state]
 	lastLog  atomic.Int64 // unix nanos of the last panic report
 
+	open         atomic.Int64 // open exchange connections
+	defaultConns int          // limits.maxConns when the config leaves it 0
+	drain        time.Duration
+
+	gov      *governor
+	govOnce  sync.Once
+	govStop  chan struct{}
+	stopOnce sync.Once
+
 	mu        sync.Mutex // guards install, clients, listeners
-	clients   map[clientKey]*fasthttp.HostClient
+	clients   pools
 	listeners []net.Listener
 
 	srv, admin *fasthttp.Server
@@ -73,22 +104,36 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 		holder:  h,
 		log:     opt.Logger,
 		ua:      []byte("bidguard/" + opt.Version),
-		dial:    opt.Dial,
+		audit:   opt.Audit,
 		meters:  newMeters(),
-		clients: map[clientKey]*fasthttp.HostClient{},
+		clients: pools{dial: opt.Dial, byKey: map[clientKey]*hostPool{}},
 	}
+	s.clients.m = &s.meters.client
 	if s.log == nil {
 		s.log = slog.Default()
 	}
 	if opt.Version == "" {
 		s.ua = []byte("bidguard")
 	}
+	s.drain = opt.Drain
+	if s.drain <= 0 {
+		s.drain = DefaultDrain
+	}
+	s.defaultConns = DefaultMaxConns(nofileLimit())
+	s.meters.connections(func() float64 { return float64(s.open.Load()) })
+	s.gov, s.govStop = newGovernor(), make(chan struct{})
+	s.meters.inflightLimit(func() float64 { return float64(s.gov.effective(s.maxInFlight())) })
+	s.rejects = rejectLog{log: s.log, suppressed: s.meters.logSuppressed}
 	maxBody := 256 << 10
+	idle := 10 * time.Second
 	if snap := h.Load(); snap != nil {
 		if err := s.Install(snap); err != nil {
 			return nil, err
 		}
 		maxBody = snap.Config.Limits.MaxRequestBytes
+		if ms := snap.Config.Limits.IdleTimeoutMs; ms > 0 {
+			idle = time.Duration(ms) * time.Millisecond
+		}
 	}
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
@@ -98,10 +143,20 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 		NoDefaultContentType:         true,
 		DisablePreParseMultipartForm: true,
 		CloseOnShutdown:              true,
-		ReadTimeout:                  10 * time.Second,
-		WriteTimeout:                 10 * time.Second,
-		IdleTimeout:                  90 * time.Second,
-		Logger:                       fasthttpLogger{s.log},
+		ReadTimeout:                  exchangeReadTimeout,
+		WriteTimeout:                 exchangeWriteTimeout,
+		IdleTimeout:                  idle,
+		// Idle worker goroutines (one per connection served) end after a
+		// second instead of fasthttp's 10 s. ReduceMemoryUsage stays off: it
+		// releases and re-acquires the connection's buffers around every
+		// request (an allocation and two pool round trips each); idle
+		// connections are bounded instead by limits.idleTimeoutMs and
+		// limits.maxConns.
+		MaxIdleWorkerDuration: time.Second,
+		// The connection cap is the listener's (limits.maxConns); fasthttp's
+		// own would answer 503 and is kept out of the way.
+		Concurrency: 1 << 22,
+		Logger:      fasthttpLogger{s.log},
 	}
 	s.admin = &fasthttp.Server{
 		Handler:               s.handleAdmin,
@@ -143,33 +198,20 @@ func (s *Server) install(snap *engine.Snapshot) (*state, error) {
 		m:       s.meters.forSnapshot(snap),
 	}
 	var errs []error
+	keep := map[*hostPool]bool{}
 	for _, u := range cfg.Upstreams {
-		key, uri, err := parseUpstream(u, cfg.Limits)
+		up, err := newUpstream(u, cfg, s.ua, &s.clients, s.meters.upstream(u.Name))
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		c := s.clients[key]
-		if c == nil {
-			c = newClient(key, s.dial)
-			s.clients[key] = c
-		}
-		path := u.Path
-		if path == "" {
-			path = "/"
-		}
-		st.routes[path] = &upstream{
-			name:     u.Name,
-			uri:      uri,
-			gzip:     u.AcceptEncoding == "gzip",
-			deadline: u.Deadline.Apply(cfg.Deadline),
-			client:   c,
-			m:        s.meters.upstream(u.Name),
-		}
+		keep[up.pool] = true
+		st.routes[up.path] = up
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	s.clients.retain(keep)
 	s.cur.Store(st)
 	return st, nil
 }
@@ -203,11 +245,39 @@ func (st *state) route(path []byte) *upstream {
 // listeners).
 func (s *Server) Handler() fasthttp.RequestHandler { return s.handle }
 
-// Serve answers the exchange on ln until Shutdown.
-func (s *Server) Serve(ln net.Listener) error { return s.serve(s.srv, ln) }
+// Serve answers the exchange on ln until Shutdown. ln is wrapped: accept
+// errors such as EMFILE are retried with back-off, connections over
+// limits.maxConns are closed at once, and every request's framing is checked
+// before fasthttp reads it.
+func (s *Server) Serve(ln net.Listener) error {
+	s.govOnce.Do(func() {
+		go s.gov.run(s.govStop, s.limiter.InFlight, s.maxInFlight)
+	})
+	return s.serve(s.srv, s.newListener(ln, true))
+}
 
-// ServeAdmin answers /metrics, /healthz and /readyz on ln until Shutdown.
-func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(s.admin, ln) }
+// maxInFlight is the current limits.maxInFlight.
+func (s *Server) maxInFlight() int {
+	if st := s.cur.Load(); st != nil {
+		return st.limits.MaxInFlight
+	}
+	return 0
+}
+
+// maxConns is the current limits.maxConns, derived when the config says 0.
+func (s *Server) maxConns() int {
+	if st := s.cur.Load(); st != nil && st.limits.MaxConns > 0 {
+		return st.limits.MaxConns
+	}
+	return s.defaultConns
+}
+
+// OpenConns returns the number of open exchange connections.
+func (s *Server) OpenConns() int64 { return s.open.Load() }
+
+// ServeAdmin answers /metrics, /healthz and /readyz on ln until Shutdown;
+// like Serve, it retries temporary accept errors.
+func (s *Server) ServeAdmin(ln net.Listener) error { return s.serve(s.admin, s.newListener(ln, false)) }
 
 func (s *Server) serve(srv *fasthttp.Server, ln net.Listener) error {
 	s.mu.Lock()
@@ -224,25 +294,47 @@ func (s *Server) serve(srv *fasthttp.Server, ln net.Listener) error {
 	return err
 }
 
-// Shutdown stops accepting connections, answers requests that arrive on
-// open connections with an immediate 204 (shed_total{reason="shutdown"}),
-// lets requests in flight finish, and turns /readyz to 503. It returns when
-// every connection is closed or ctx is done.
+// Shutdown stops accepting connections, turns /readyz to 503, answers
+// requests that arrive on open connections with an immediate 204
+// (shed_total{reason="shutdown"}) and Connection: close, and lets requests
+// in flight finish. Idle connections stay open for the drain period
+// (Options.Drain) so that a request sent on one just after the signal is
+// answered rather than refused; then they are closed. It returns when every
+// connection is closed or ctx is done.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.mu.Lock()
 	s.draining.Store(true)
 	lns := s.listeners
 	s.mu.Unlock()
+	s.stopOnce.Do(func() { close(s.govStop) })
+	for _, ln := range lns {
+		if l, ok := ln.(*listener); ok {
+			_ = l.Close() // stop accepting; fasthttp's Serve returns
+		}
+	}
+	drain := time.NewTimer(s.drain)
+	tick := time.NewTicker(10 * time.Millisecond)
+wait:
+	for s.open.Load() > 0 {
+		select {
+		case <-drain.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		case <-tick.C:
+		}
+	}
+	drain.Stop()
+	tick.Stop()
 	err := s.srv.ShutdownWithContext(ctx)
 	err2 := s.admin.ShutdownWithContext(ctx)
 	for _, ln := range lns {
 		_ = ln.Close() // Serve has returned or never started; the error is moot
 	}
 	s.mu.Lock()
-	for _, c := range s.clients {
-		c.CloseIdleConnections()
-	}
+	s.clients.closeAll()
 	s.mu.Unlock()
+	s.rejects.flush()
 	return errors.Join(err, err2)
 }
 

@@ -1,114 +1,78 @@
 package rtb
 
 import (
-	"errors"
 	"fmt"
-	"net"
-	"net/url"
-	"os"
-	"syscall"
-	"time"
-
-	"github.com/valyala/fasthttp"
+	"strconv"
 
 	"github.com/bidguard/bidguard/engine"
 )
 
 // upstream is one configured bidder as a snapshot sees it. Routes of
-// successive snapshots share the pooled client when its settings did not
-// change.
+// successive snapshots share the connection pool while its key is unchanged.
 type upstream struct {
 	name     string
-	uri      string // the full URL posted to
-	gzip     bool   // acceptEncoding: gzip
+	path     string // the exchange-facing path routed to it
 	deadline engine.Deadline
-	client   *fasthttp.HostClient
-	m        *upstreamMeters
+	// prefix is the request head up to the per-request headers: request
+	// line, Host, User-Agent and, with acceptEncoding: gzip, Accept-Encoding.
+	prefix      []byte
+	statusOnErr bool // onError: status
+	pool        *hostPool
+	m           *upstreamMeters
 }
 
-// clientKey identifies a pooled client: upstreams with equal keys share
-// their keep-alive connections.
-type clientKey struct {
-	addr             string
-	tls              bool
-	maxConns         int
-	maxResponseBytes int
-}
-
-func newClient(k clientKey, dial func(addr string) (net.Conn, error)) *fasthttp.HostClient {
-	c := &fasthttp.HostClient{
-		Addr:                     k.addr,
-		IsTLS:                    k.tls,
-		NoDefaultUserAgentHeader: true,
-		MaxConns:                 k.maxConns,
-		// A bid POST is never retried: one call per request.
-		MaxIdemponentCallAttempts: 1,
-		RetryIfErr:                func(*fasthttp.Request, int, error) (bool, bool) { return false, false },
-		// The wire cap; a compressed body is capped again once decompressed.
-		MaxResponseBodySize:    k.maxResponseBytes,
-		MaxIdleConnDuration:    30 * time.Second,
-		DisablePathNormalizing: true,
-		ReadBufferSize:         8 << 10,
-	}
-	if dial != nil {
-		c.Dial = dial
-	}
-	return c
-}
-
-// parseUpstream checks an upstream URL and returns its client key and the
-// URI to post to.
-func parseUpstream(u engine.Upstream, lim engine.Limits) (clientKey, string, error) {
-	p, err := url.Parse(u.URL)
+// newUpstream builds the upstream u of a snapshot with config cfg, taking
+// its pool from ps.
+func newUpstream(u engine.Upstream, cfg *engine.Config, ua []byte, ps *pools, m *upstreamMeters) (*upstream, error) {
+	t, err := engine.ParseUpstreamURL(u.URL)
 	if err != nil {
-		return clientKey{}, "", fmt.Errorf("upstream %q: url: %v", u.Name, err)
+		return nil, fmt.Errorf("upstream %q: url: %w", u.Name, err)
 	}
-	if (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
-		return clientKey{}, "", fmt.Errorf("upstream %q: url: %q is not an http(s) URL with a host", u.Name, u.URL)
+	path := u.Path
+	if path == "" {
+		path = "/"
 	}
-	if p.User != nil {
-		return clientKey{}, "", fmt.Errorf("upstream %q: url: credentials in the URL are not supported", u.Name)
+	prefix := fmt.Appendf(nil, "POST %s HTTP/1.1\r\nHost: %s\r\nUser-Agent: %s\r\n", t.RequestURI, t.Host, ua)
+	if u.AcceptEncoding == "gzip" {
+		prefix = append(prefix, "Accept-Encoding: gzip\r\n"...)
 	}
-	tls := p.Scheme == "https"
-	addr := p.Host
-	if p.Port() == "" {
-		port := "80"
-		if tls {
-			port = "443"
-		}
-		addr = net.JoinHostPort(p.Hostname(), port)
-	}
-	uri := p.String()
-	if p.Path == "" {
-		uri = p.Scheme + "://" + p.Host + "/"
-		if p.RawQuery != "" {
-			uri += "?" + p.RawQuery
-		}
-	}
-	return clientKey{addr: addr, tls: tls, maxConns: max(lim.MaxInFlight, 1), maxResponseBytes: lim.MaxResponseBytes}, uri, nil
+	return &upstream{
+		name:        u.Name,
+		path:        path,
+		deadline:    u.Deadline.Apply(cfg.Deadline),
+		prefix:      prefix,
+		statusOnErr: u.StatusOnError(),
+		pool:        ps.get(t, u.IdleTimeout(), cfg.Limits),
+		m:           m,
+	}, nil
 }
 
-// classify maps a client error to its bidguard_upstream_errors_total kind.
-func classify(err error) errKind {
-	var op *net.OpError
-	switch {
-	case errors.Is(err, fasthttp.ErrBodyTooLarge):
-		return kindTooLarge
-	case errors.Is(err, fasthttp.ErrTimeout), errors.Is(err, fasthttp.ErrDialTimeout), os.IsTimeout(err):
-		return kindTimeout
-	case errors.Is(err, fasthttp.ErrNoFreeConns), errors.Is(err, syscall.ECONNREFUSED):
-		return kindConnect
-	case errors.As(err, &op) && op.Op == "dial":
-		return kindConnect
+// appendHead appends the request head for a body of n bytes: the prefix,
+// Content-Type ct (application/json when empty or not a plain header
+// value), X-Openrtb-Version when version is one, Content-Length.
+func (up *upstream) appendHead(dst, ct, version []byte, n int) []byte {
+	if len(ct) == 0 || !isHeaderValue(ct) {
+		ct = jsonType
 	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return kindTimeout
+	dst = append(dst, up.prefix...)
+	dst = append(dst, "Content-Type: "...)
+	dst = append(dst, ct...)
+	if len(version) > 0 && isHeaderValue(version) {
+		dst = append(dst, "\r\n"+hdrOpenRTB+": "...)
+		dst = append(dst, version...)
 	}
-	return kindReset
+	dst = append(dst, "\r\nContent-Length: "...)
+	dst = strconv.AppendInt(dst, int64(n), 10)
+	return append(dst, "\r\n\r\n"...)
 }
 
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
+// isHeaderValue reports whether v can be written as a header value as it
+// is: visible ASCII, spaces and tabs only (no CR, LF or other controls).
+func isHeaderValue(v []byte) bool {
+	for _, b := range v {
+		if (b < ' ' && b != '\t') || b > '~' {
+			return false
+		}
+	}
+	return true
 }

@@ -22,6 +22,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	elapsed := fs.Int64("elapsed-ms", 0, "freeze the clock at arrival + N ms")
 	latency := fs.Int64("latency-ms", -1, "the bidder's response time seen by the latency gate")
 	all := fs.Bool("all", false, "run as if failFast were false and list every hit")
+	auditPath := fs.String("audit", "", "append this evaluation's audit records to the log FILE, continuing its chain")
 	fail := func(where string, err error) int {
 		fmt.Fprintf(stderr, "%s: %s\n", where, oneLine(err))
 		return 2
@@ -66,6 +67,12 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return fail("check", err)
 	}
 	defer engine.ReleaseEval(ev)
+	if *auditPath != "" {
+		// Before anything is printed: exit 2 leaves stdout empty.
+		if err := checkAudit(*auditPath, *cfgPath, snap, ev); err != nil {
+			return fail(*auditPath, err)
+		}
+	}
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")

@@ -10,7 +10,6 @@ import (
 
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
-	"github.com/bidguard/bidguard/gates"
 )
 
 // loadSnapshot reads and compiles a config file; path "" is the embedded
@@ -31,7 +30,7 @@ func loadSnapshot(path string) (*engine.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Compile(cfg, name, data, gates.Builtin())
+	return engine.Compile(cfg, name, data, registry())
 }
 
 // isUnreadable reports whether err is about reading the file rather than its content.
@@ -47,8 +46,8 @@ func newFlags(name string) *flag.FlagSet {
 }
 
 // runValidate is `bidguard config validate`: 0 valid (each policy's
-// effective gates printed), 1 invalid (every error listed), 2 unreadable
-// file or bad flags.
+// effective gates printed; warnings, such as `gates: []`, on stderr), 1
+// invalid (every error listed), 2 unreadable file or bad flags.
 func runValidate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("config validate")
 	path := fs.String("config", "", "config file (default: the embedded config)")
@@ -69,7 +68,7 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "config %s is valid (version %s)\n", displayName(*path), snap.Version)
 	for _, w := range snap.Warnings {
-		fmt.Fprintf(stdout, "warning: %s\n", w)
+		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
 	fmt.Fprint(stdout, snap.Describe())
 	return 0

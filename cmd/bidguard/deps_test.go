@@ -6,6 +6,7 @@ import (
 	"go/token"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,16 +16,26 @@ import (
 const module = "github.com/bidguard/bidguard"
 
 // allowed is DESIGN.md's dependency direction: cmd → rtb → engine → pool,
-// gates → engine, cmd → gates. loadtest imports no bidguard package.
+// gates → engine, cmd → gates; engine, rtb and gates may import the leaf
+// jsonraw, and read the embedded default policy from the leaf configs.
+// loadtest and faults import no bidguard package; audit is a leaf only cmd
+// imports (rtb reaches it through rtb.Options.Audit).
 var allowed = map[string][]string{
-	"engine":   {"pool"},
-	"gates":    {"engine", "pool"},
+	"audit":    {"jsonraw"},
+	"engine":   {"pool", "jsonraw", "configs"},
+	"gates":    {"engine", "pool", "jsonraw", "configs"},
 	"pool":     {},
-	"rtb":      {"engine", "pool"},
+	"jsonraw":  {},
+	"rtb":      {"engine", "pool", "jsonraw", "configs"},
 	"configs":  {},
 	"loadtest": {},
-	"bench":    {"engine", "gates", "pool", "rtb", "configs"},
+	"faults":   {},
+	"bench":    {"engine", "gates", "pool", "rtb", "configs", "jsonraw"},
 }
+
+// stdlibOnly are the leaf packages that import nothing outside the
+// standard library.
+var stdlibOnly = []string{"audit", "pool", "jsonraw"}
 
 func TestDependencyDirection(t *testing.T) {
 	for pkg, ok := range allowed {
@@ -41,6 +52,16 @@ func TestDependencyDirection(t *testing.T) {
 	out, err := exec.Command("go", "list", "-deps", module+"/engine", module+"/gates", module+"/pool").CombinedOutput()
 	require.NoError(t, err)
 	require.NotContains(t, string(out), "fasthttp", "only rtb (and bench) may import fasthttp")
+	for _, pkg := range stdlibOnly {
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{if not .Standard}}{{.ImportPath}}{{end}}", module+"/"+pkg).CombinedOutput()
+		require.NoError(t, err, string(out))
+		for _, dep := range strings.Fields(string(out)) {
+			// Beside the standard library, only bidguard's own stdlib-only
+			// leaves (checked by this same loop).
+			name := strings.TrimPrefix(dep, module+"/")
+			require.True(t, dep == module+"/"+pkg || slices.Contains(stdlibOnly, name), "%s imports only the standard library, not %s", pkg, dep)
+		}
+	}
 }
 
 // gateFileProblems reports identifiers that a gate file uses but another

@@ -1,8 +1,9 @@
 // Command bidguard is the OpenRTB bid-response validation sidecar.
 //
-//	bidguard serve [--config FILE] [--listen ADDR] [--upstream URL] [--demo]
-//	bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all]
+//	bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo]
+//	bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all] [--audit FILE]
 //	bidguard config validate [--config FILE]
+//	bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...
 //	bidguard version [--config FILE]
 //
 // Flags are parsed here only; every other package takes values.
@@ -18,9 +19,10 @@ import (
 var version = "dev"
 
 const usage = `usage:
-  bidguard serve [--config FILE] [--listen ADDR] [--upstream URL] [--demo]
-  bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all]
+  bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo]
+  bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all] [--audit FILE]
   bidguard config validate [--config FILE]
+  bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...
   bidguard version [--config FILE]
 `
 
@@ -43,6 +45,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if len(args) > 1 && args[1] == "validate" {
 			return runValidate(args[2:], stdout, stderr)
 		}
+	case "audit":
+		return runAudit(args[1:], stdout, stderr)
 	case "version":
 		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

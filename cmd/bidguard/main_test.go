@@ -104,14 +104,31 @@ func TestConfigValidate(t *testing.T) {
 	dir := files(t,
 		"good.yaml", "policy:\n  gates: [{gate: impidMatch}]\nseats:\n  acme: {addGates: [{gate: bidSanity, options: {maxPrice: 3}}]}\n",
 		"bad.yaml", "policy:\n  gates: [{gate: impidMatch, mode: loud}, {gate: latency}]\nextra: 1\n",
+		"none.yaml", "policy:\n  gates: []\n",
+		"upstream.yaml", "upstreams: [{name: a, url: 'http://127.0.0.1:9000/bid'}]\n",
 	)
 	code, out, _ := runCmd("config", "validate", "--config", filepath.Join(dir, "good.yaml"))
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "acme")
 	require.Contains(t, out, "rtb.bid-sanity")
-	code, _, errOut := runCmd("config", "validate", "--config", filepath.Join(dir, "bad.yaml"))
+	code, out, errOut := runCmd("config", "validate", "--config", filepath.Join(dir, "none.yaml"))
+	require.Equal(t, 0, code, "gates: [] is valid")
+	require.Contains(t, errOut, "warning: policy.gates is empty")
+	require.Contains(t, out, "(no gates)")
+	code, out, errOut = runCmd("config", "validate", "--config", filepath.Join(dir, "upstream.yaml"))
+	require.Equal(t, 0, code)
+	require.Empty(t, errOut)
+	require.Contains(t, out, "rtb.tmax-guard", "a file without policy.gates runs the default policy's gates")
+	code, _, errOut = runCmd("config", "validate", "--config", filepath.Join(dir, "bad.yaml"))
 	require.Equal(t, 1, code)
 	require.Contains(t, errOut, `unknown key "extra"`)
+	// An upstream URL serve would refuse is refused here too.
+	dir2 := files(t, "url.yaml", "upstreams: [{name: a, url: 'http://u:p@127.0.0.1:1/', onError: loud}]\n")
+	code, _, errOut = runCmd("config", "validate", "--config", filepath.Join(dir2, "url.yaml"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "upstreams[0].url")
+	require.Contains(t, errOut, "credentials in the URL are not supported")
+	require.Contains(t, errOut, `upstreams[0].onError: "loud" is not nobid or status`)
 	code, _, _ = runCmd("config", "validate", "--config", filepath.Join(dir, "nope.yaml"))
 	require.Equal(t, 2, code)
 	code, _, _ = runCmd("config", "validate", "--bogus")

@@ -5,16 +5,24 @@ package main
 // seat files of its seatsDir every reloadPollMs, reload on SIGHUP, build and
 // validate the whole new snapshot, swap it atomically, keep the old one on
 // any error, and count the outcome.
+//
+// A poll reloads only files whose content was stable over two polls: a
+// change seen by one poll is loaded by the next one if nothing changed in
+// between, so a file caught half-written (a valid prefix of the new file)
+// is never loaded. SIGHUP reloads at once: the operator sends it once the
+// write is done.
 
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -86,11 +94,15 @@ type reloader struct {
 	holder  *engine.Holder
 	log     *slog.Logger
 	m       *reloadMeters
+	// onLoad, when set, is told of each snapshot swapped in and what
+	// triggered its load ("poll", "SIGHUP"): the audit log's config record.
+	onLoad func(snap *engine.Snapshot, trigger string)
 
 	watched  []string             // the current snapshot's files, except the embedded config
 	seatsDir string               // its seatsDir resolved against the config's directory, "" when none
 	known    map[string]fileState // as the last scan saw them
 	loaded   map[string]fileState // as they were when the snapshot in use was loaded
+	pending  bool                 // the last scan saw a change: reload if the next sees none
 }
 
 // newReloader watches the files of snap, the snapshot the holder holds.
@@ -126,17 +138,28 @@ func (r *reloader) interval() time.Duration {
 	return time.Second
 }
 
-// check scans the watched files and reloads when one changed since the last
-// scan; when force (SIGHUP), when one differs from what the snapshot in use
-// was loaded from. A change is tried once: a broken config is reported once,
-// then again only when a file changes anew or on SIGHUP.
+// check scans the watched files. A poll reloads when the last scan saw a
+// change and this one sees none (the content was stable over two polls) and
+// the files differ from what the snapshot in use was loaded from; when
+// force (SIGHUP), it reloads at once if they differ. A change is tried
+// once: a broken config is reported once, then again only when a file
+// changes anew or on SIGHUP.
 func (r *reloader) check(trigger string, force bool) {
 	cur := r.scan()
 	changed := diffStates(r.known, cur)
 	r.known = cur
-	if len(changed) == 0 && !force {
-		return
+	if !force {
+		if len(changed) > 0 || !r.pending {
+			r.pending = len(changed) > 0 // wait for the content to settle
+			return
+		}
+		r.pending = false
+		changed = diffStates(r.loaded, cur)
+		if len(changed) == 0 {
+			return // changed and changed back
+		}
 	}
+	r.pending = false
 	log := r.log.With("trigger", trigger, "changed", changed)
 	if force && len(diffStates(r.loaded, cur)) == 0 {
 		// Every file is as the snapshot in use read it: a new load would
@@ -147,11 +170,11 @@ func (r *reloader) check(trigger string, force bool) {
 		log.Info("config reloaded: unchanged", "config", r.holder.Load().Version)
 		return
 	}
-	r.reload(log)
+	r.reload(log, trigger)
 }
 
 // reload builds the new snapshot and swaps it in, or keeps the old one.
-func (r *reloader) reload(log *slog.Logger) {
+func (r *reloader) reload(log *slog.Logger, trigger string) {
 	old := r.holder.Load()
 	snap, err := r.load()
 	if err != nil {
@@ -174,6 +197,9 @@ func (r *reloader) reload(log *slog.Logger) {
 	r.watch(snap)
 	r.m.count(reloadSuccess)
 	log.Info("config reloaded", "config", snap.Version, "previous", old.Version)
+	if r.onLoad != nil {
+		r.onLoad(snap, trigger)
+	}
 }
 
 // watch makes snap's files the watched set. Files watched before keep the
@@ -243,6 +269,12 @@ func (r *reloader) stat(path string, now time.Time) fileState {
 		return st
 	}
 	data, err := os.ReadFile(path)
+	if errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
+		// Out of descriptors: the file is not known to have changed.
+		if old, ok := r.known[path]; ok {
+			return old
+		}
+	}
 	if err != nil {
 		st.unreadable = true
 		return st

@@ -113,6 +113,16 @@ func (fx *reloadFixture) poll() [4]float64 {
 	return fx.counts()
 }
 
+// pollStable runs two polls after a change: the first sees the change and
+// must not reload (the content has not been stable over two polls yet); the
+// second reloads. It returns the counters after the second.
+func (fx *reloadFixture) pollStable() [4]float64 {
+	fx.t.Helper()
+	before := fx.counts()
+	require.Equal(fx.t, before, fx.poll(), "a change is loaded only once stable over two polls")
+	return fx.poll()
+}
+
 func (fx *reloadFixture) counts() [4]float64 {
 	m := fx.r.m
 	return [4]float64{float64(m.results[reloadSuccess].Get()), float64(m.results[reloadError].Get()),
@@ -139,7 +149,7 @@ func TestReloaderOptionFile(t *testing.T) {
 	v := fx.holder.Load().Version
 	require.Contains(t, fx.holder.Load().Files, fx.path("lists/allow.txt"))
 	writeAtomic(t, fx.path("lists/allow.txt"), "a.com\nb.com\n")
-	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll())
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.pollStable())
 	require.NotEqual(t, v, fx.holder.Load().Version)
 	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll(), "the same change is not reloaded twice")
 
@@ -149,21 +159,22 @@ func TestReloaderOptionFile(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(fx.path("lists/allow.txt"), []byte("a.com\nc.com\n"), 0o644))
 	require.NoError(t, os.Chtimes(fx.path("lists/allow.txt"), st.ModTime(), st.ModTime()))
-	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll())
+	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.pollStable())
 
 	// The option file disappearing breaks the config: the old one stays.
 	v = fx.holder.Load().Version
 	require.NoError(t, os.Remove(fx.path("lists/allow.txt")))
-	require.Equal(t, [4]float64{2, 1, 0, 0}, fx.poll())
+	require.Equal(t, [4]float64{2, 1, 0, 0}, fx.pollStable())
 	require.Equal(t, v, fx.holder.Load().Version)
 	writeAtomic(t, fx.path("lists/allow.txt"), "a.com\n")
-	require.Equal(t, [4]float64{3, 1, 0, 1}, fx.poll())
+	require.Equal(t, [4]float64{3, 1, 0, 1}, fx.pollStable())
 }
 
 func TestReloaderBrokenConfigOnce(t *testing.T) {
 	fx := newReloadFixture(t)
 	v := fx.holder.Load().Version
 	writeAtomic(t, fx.path("bidguard.yaml"), fixtureYAML("10")+"    - gate: nope\n")
+	require.Equal(t, [4]float64{0, 1, 0, 0}, fx.pollStable())
 	for range 3 {
 		require.Equal(t, [4]float64{0, 1, 0, 0}, fx.poll(), "counted and logged once per change")
 	}
@@ -176,8 +187,47 @@ func TestReloaderBrokenConfigOnce(t *testing.T) {
 	require.Equal(t, [4]float64{0, 2, 0, 0}, fx.counts())
 
 	writeAtomic(t, fx.path("bidguard.yaml"), fixtureYAML("1"))
-	require.Equal(t, [4]float64{1, 2, 0, 1}, fx.poll())
+	require.Equal(t, [4]float64{1, 2, 0, 1}, fx.pollStable())
 	require.NotEqual(t, v, fx.holder.Load().Version)
+}
+
+// TestReloaderHalfWritten: a config caught half-written, whose first half
+// is a valid config of its own, is never loaded: only content stable over
+// two polls is.
+func TestReloaderHalfWritten(t *testing.T) {
+	fx := newReloadFixture(t)
+	v := fx.holder.Load().Version
+	full := fixtureYAML("1")
+	half := full[:strings.Index(full, "    - {gate: listFile")] // valid: policy with impidMatch only
+	_, err := engine.ParseConfig(fx.path("half.yaml"), []byte(half))
+	require.NoError(t, err, "the prefix is a valid config")
+
+	// Written in place in two halves, each seen by one poll.
+	require.NoError(t, os.WriteFile(fx.path("bidguard.yaml"), []byte(half), 0o644))
+	require.Equal(t, [4]float64{0, 0, 0, 1}, fx.poll())
+	require.Equal(t, v, fx.holder.Load().Version, "the half file is not loaded")
+	f, err := os.OpenFile(fx.path("bidguard.yaml"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(full[len(half):])
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	require.Equal(t, [4]float64{0, 0, 0, 1}, fx.poll(), "changed again: still not stable")
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll(), "stable over two polls: loaded")
+	require.Len(t, fx.holder.Load().Default.Gates, 3, "the whole file")
+
+	// Changed and changed back between polls: nothing to load.
+	require.NoError(t, os.WriteFile(fx.path("bidguard.yaml"), []byte(half), 0o644))
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll())
+	require.NoError(t, os.WriteFile(fx.path("bidguard.yaml"), []byte(full), 0o644))
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll())
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll())
+
+	// SIGHUP loads at once.
+	writeAtomic(t, fx.path("bidguard.yaml"), fixtureYAML("2"))
+	fx.r.check("SIGHUP", true)
+	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.counts())
+	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll(), "the change SIGHUP loaded is not loaded again")
+	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll())
 }
 
 func TestReloaderRestartRequired(t *testing.T) {
@@ -186,7 +236,7 @@ func TestReloaderRestartRequired(t *testing.T) {
 	f := func(old, new string, want [4]float64) {
 		t.Helper()
 		writeAtomic(t, fx.path("bidguard.yaml"), strings.Replace(fixtureYAML("10"), old, new, 1))
-		require.Equal(t, want, fx.poll())
+		require.Equal(t, want, fx.pollStable())
 		require.Equal(t, v, fx.holder.Load().Version, "the old config stays")
 	}
 	f("listen: 127.0.0.1:0", "listen: 127.0.0.1:1", [4]float64{0, 0, 1, 0})
@@ -197,9 +247,8 @@ func TestReloaderRestartRequired(t *testing.T) {
 
 func TestRestartKeys(t *testing.T) {
 	base := func() *engine.Config {
-		c := &engine.Config{}
-		c.Defaults()
-		return c
+		c := engine.DefaultConfig()
+		return &c
 	}
 	f := func(change func(c *engine.Config), want ...string) {
 		t.Helper()
@@ -223,12 +272,12 @@ func TestReloaderSeatsDir(t *testing.T) {
 	// the seat file's directory (engine behaviour, see compileSeat).
 	writeAtomic(t, seat, "seat: s1\nreplaceGates: true\ngates: [{gate: bidSanity, options: {maxPrice: 1}}]\n")
 	require.NoError(t, os.WriteFile(fx.path("seats/notes.txt"), []byte("not a seat file"), 0o644))
-	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll(), fx.logs.String())
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.pollStable(), fx.logs.String())
 	require.NotNil(t, fx.holder.Load().Seats["s1"])
 	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll())
 
 	require.NoError(t, os.Remove(seat))
-	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll(), "a deleted seat file is a valid change")
+	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.pollStable(), "a deleted seat file is a valid change")
 	require.Nil(t, fx.holder.Load().Seats["s1"])
 	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll())
 
@@ -242,7 +291,7 @@ func TestReloaderSeatsDir(t *testing.T) {
 func TestReloaderRunStops(t *testing.T) {
 	fx := newReloadFixture(t)
 	writeAtomic(t, fx.path("bidguard.yaml"), "reloadPollMs: 5\n"+fixtureYAML("10"))
-	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.poll())
+	require.Equal(t, [4]float64{1, 0, 0, 1}, fx.pollStable())
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	hup := make(chan os.Signal, 1)

@@ -23,8 +23,8 @@ const shutdownGrace = 10 * time.Second
 
 // serveFlags are the flags of `bidguard serve`.
 type serveFlags struct {
-	config, listen, upstream string
-	demo                     bool
+	config, listen, admin, upstream string
+	demo                            bool
 }
 
 // runServe is `bidguard serve`: exit 0 after a graceful shutdown on SIGTERM
@@ -36,19 +36,22 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	var f serveFlags
 	fs.StringVar(&f.config, "config", "", "config file (default: the embedded config)")
 	fs.StringVar(&f.listen, "listen", "", "exchange-facing address (replaces listen)")
+	fs.StringVar(&f.admin, "admin", "", "admin address: /metrics, /healthz, /readyz (replaces adminListen)")
 	fs.StringVar(&f.upstream, "upstream", "", "bidder URL (replaces upstreams by {name: default, url: URL, path: /})")
 	fs.BoolVar(&f.demo, "demo", false, "start a demo bidder on loopback and route to it")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "serve: %v\n", flagErr(err, fs))
 		return 2
 	}
-	switch {
-	case f.demo && f.upstream != "":
+	if f.demo && f.upstream != "" {
 		fmt.Fprintln(stderr, "serve: --demo and --upstream cannot be combined")
 		return 2
-	case f.upstream != "" && !strings.HasPrefix(f.upstream, "http://") && !strings.HasPrefix(f.upstream, "https://"):
-		fmt.Fprintf(stderr, "serve: --upstream: %q is not an http(s) URL\n", f.upstream)
-		return 2
+	}
+	if f.upstream != "" {
+		if _, err := engine.ParseUpstreamURL(f.upstream); err != nil {
+			fmt.Fprintf(stderr, "serve: --upstream: %v\n", err)
+			return 2
+		}
 	}
 	// SIGHUP is caught from here on: from now on it never kills serve, and
 	// one sent during startup is handled once the reload loop runs.
@@ -64,6 +67,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 // polls the config for changes and reloads on each value received from hup.
 func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stderr io.Writer) int {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
+	injectProcessFaults()
 	fail := func(err error) int {
 		for _, line := range strings.Split(err.Error(), "\n") {
 			fmt.Fprintf(stderr, "serve: %s\n", line)
@@ -89,17 +93,37 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 
 	var holder engine.Holder
 	holder.Store(snap)
-	srv, err := rtb.New(&holder, rtb.Options{Version: version, Logger: log})
+	cfg := snap.Config
+	var aud auditor
+	opt := rtb.Options{Version: version, Logger: log}
+	if cfg.Audit.Path != "" {
+		opt.Audit = aud.judged
+	}
+	srv, err := rtb.New(&holder, opt)
 	if err != nil {
 		return fail(err)
 	}
 	reloads := newReloadMeters(srv.Metrics())
 	reloads.ok.Set(1) // the startup load succeeded
-	cfg := snap.Config
+	// The audit log is open before anything listens: a bad key or a damaged
+	// log stops startup.
+	aud.log, err = openAudit(f.config, cfg.Audit, auditMeters(srv.Metrics()), log, false, auditHeadEvery)
+	if err != nil {
+		return fail(err)
+	}
+	if aud.log != nil {
+		defer func() {
+			if err := aud.log.Close(); err != nil {
+				log.Error("audit log", "error", err)
+			}
+		}()
+		_ = aud.log.Append(configRecord(snap, "startup", f.config)) // open: Append cannot fail
+	}
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return fail(err)
 	}
+	rtb.PrepareListener(ln, 250*time.Millisecond)
 	aln, err := net.Listen("tcp", cfg.AdminListen)
 	if err != nil {
 		_ = ln.Close()
@@ -116,6 +140,11 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 		return s, err
 	}
 	rl := newReloader(f.config, snap, load, srv.Install, &holder, log, reloads)
+	if aud.log != nil {
+		rl.onLoad = func(s *engine.Snapshot, trigger string) {
+			_ = aud.log.Append(configRecord(s, "reload ("+trigger+")", f.config))
+		}
+	}
 	rctx, stopReload := context.WithCancel(ctx)
 	reloadDone := make(chan struct{})
 	go func() {
@@ -147,11 +176,14 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	return code
 }
 
-// applyServeFlags applies --listen and --upstream to a freshly loaded
-// snapshot (before it is shared); a reload applies them again.
+// applyServeFlags applies --listen, --admin and --upstream to a freshly
+// loaded snapshot (before it is shared); a reload applies them again.
 func applyServeFlags(snap *engine.Snapshot, f serveFlags) {
 	if f.listen != "" {
 		snap.Config.Listen = f.listen
+	}
+	if f.admin != "" {
+		snap.Config.AdminListen = f.admin
 	}
 	if f.upstream != "" {
 		snap.Config.Upstreams = []engine.Upstream{{Name: "default", URL: f.upstream, Path: "/"}}

@@ -70,6 +70,7 @@ func TestServeStartupErrors(t *testing.T) {
 	f(2, "extra-arg")
 	f(2, "--demo", "--upstream", "http://127.0.0.1:1/")
 	f(2, "--upstream", "ftp://bidder/")
+	require.Contains(t, f(2, "--upstream", "http://u:p@127.0.0.1:1/"), "credentials in the URL are not supported")
 
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -77,8 +78,9 @@ func TestServeStartupErrors(t *testing.T) {
 	require.Contains(t, f(1, "--config", loopbackConfig(t), "--listen", busy.Addr().String()), "address already in use")
 }
 
-// TestServeDemo runs serve --demo on the embedded policy: the rotating mix
-// of the demo bidder is forwarded, filtered, filtered, then refused.
+// TestServeDemo runs serve --demo on the embedded policy with the README's
+// quick-start request: every answer of the demo bidder is filtered (a bad
+// bid per imp removed, the good ones forwarded) and each removal is logged.
 func TestServeDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -94,19 +96,22 @@ func TestServeDemo(t *testing.T) {
 		return m != nil
 	}, 5*time.Second, 10*time.Millisecond)
 
-	req := `{"id":"r1","tmax":500,"imp":[{"id":"1","banner":{"w":300,"h":250},"bidfloor":0.5},{"id":"2","video":{"mimes":["video/mp4"],"w":640,"h":480}}]}`
-	var statuses []int
-	var rejected []string
-	for range 4 {
-		resp, err := http.Post("http://"+addr+"/any/path", "application/json", strings.NewReader(req))
+	req, err := os.ReadFile("../../configs/demo/request.json")
+	require.NoError(t, err)
+	for i := range 4 {
+		resp, err := http.Post("http://"+addr+"/any/path", "application/json", bytes.NewReader(req))
 		require.NoError(t, err)
-		_, _ = io.Copy(io.Discard, resp.Body)
+		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
-		statuses = append(statuses, resp.StatusCode)
-		rejected = append(rejected, resp.Header.Get("X-Bidguard-Rejected"))
+		require.Equal(t, 200, resp.StatusCode, "request %d; stderr: %s", i, errOut.String())
+		require.Equal(t, "2", resp.Header.Get("X-Bidguard-Rejected"), "request %d", i)
+		require.Contains(t, string(body), `"good-1"`)
+		require.Contains(t, string(body), `"good-2"`)
+		require.NotContains(t, string(body), `"bad-`)
 	}
-	require.Equal(t, []int{200, 200, 200, 204}, statuses, "stderr: %s", errOut.String())
-	require.Equal(t, []string{"0", "2", "2", "2"}, rejected)
+	for _, gate := range []string{"rtb.impid-match", "rtb.bid-sanity", "rtb.adomain-verify"} {
+		require.Contains(t, errOut.String(), "gate="+gate, "the rejection log names the gate")
+	}
 	cancel()
 	select {
 	case code := <-done:
@@ -165,4 +170,50 @@ func TestServeSignals(t *testing.T) {
 			require.Contains(t, stderr.String(), "stopped")
 		})
 	}
+}
+
+// TestServeAdminFlag: --admin replaces adminListen, so two sidecars with one
+// config run side by side; a reload keeps the flag (no restart_required).
+func TestServeAdminFlag(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	cfg := reloadServeConfig("20", "10")
+	cfg = strings.Replace(cfg, "adminListen: 127.0.0.1:0", "adminListen: "+busy.Addr().String(), 1)
+	path := reloadConfigDir(t, cfg)
+	require.Contains(t, f1(t, path), "address already in use", "without --admin the config's port is taken")
+
+	var admins []string
+	for range 2 {
+		ctx, cancel := context.WithCancel(context.Background())
+		var out, errOut syncBuffer
+		done := make(chan int, 1)
+		go func() {
+			done <- serve(ctx, serveFlags{config: path, admin: "127.0.0.1:0", upstream: fakeBidder(t)}, nil, &out, &errOut)
+		}()
+		t.Cleanup(func() {
+			cancel()
+			require.Equal(t, 0, <-done, errOut.String())
+		})
+		var m []string
+		require.Eventually(t, func() bool { m = servingLine.FindStringSubmatch(out.String()); return m != nil },
+			10*time.Second, 10*time.Millisecond, errOut.String())
+		require.NotEqual(t, busy.Addr().String(), m[2])
+		admins = append(admins, m[2])
+		code, _, _ := bid(t, m[1])
+		require.Equal(t, 200, code)
+	}
+	require.NotEqual(t, admins[0], admins[1])
+	writeAtomic(t, path, strings.Replace(cfg, "maxPrice: 10", "maxPrice: 1", 1))
+	for _, a := range admins {
+		waitMetrics(t, served{admin: a, stderr: &syncBuffer{}}, [4]float64{1, 0, 0, 1})
+	}
+}
+
+// f1 runs serve with --config path and returns its stderr; it must fail.
+func f1(t *testing.T, path string) string {
+	t.Helper()
+	code, _, errOut := runCmd("serve", "--config", path, "--upstream", "http://127.0.0.1:1/")
+	require.Equal(t, 1, code)
+	return errOut
 }

@@ -1,4 +1,7 @@
-package gates
+package jsonraw
+
+// Cases of the readers gates relied on before they used this package
+// (Lookup, StringLen, ValueEnd), compared with encoding/json.
 
 import (
 	"encoding/json"
@@ -9,10 +12,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestJSONLookup(t *testing.T) {
+func TestLookup(t *testing.T) {
 	f := func(doc, key, want string, wantOK bool) {
 		t.Helper()
-		got, ok := jsonLookup([]byte(doc), key)
+		got, ok := Lookup([]byte(doc), key)
 		require.Equal(t, wantOK, ok, "%s[%s]", doc, key)
 		require.Equal(t, want, string(got), "%s[%s]", doc, key)
 	}
@@ -39,25 +42,10 @@ func TestJSONLookup(t *testing.T) {
 	f(`{"a":1,}`, "dsa", ``, false)
 }
 
-// TestJSONKeyIsMatchesEncodingJSON compares key matching with encoding/json.
-func TestJSONKeyIsMatchesEncodingJSON(t *testing.T) {
-	keys := []string{`dsa`, `DSA`, `Dsa`, `d\u0073a`, `d\u017fa`, "d\u017fa", `dsa `, `ds`, `dsaa`, `\u0044SA`,
-		`adrender`, `ADRENDER`, `behalf`, `\u212a`, "\u212a", `d\"a`}
-	for _, k := range keys {
-		var v struct {
-			DSA *int `json:"dsa"`
-			K   *int `json:"k"`
-		}
-		require.NoError(t, json.Unmarshal([]byte(`{"`+k+`":1}`), &v), k)
-		require.Equal(t, v.DSA != nil, jsonKeyIs([]byte(k), "dsa"), k)
-		require.Equal(t, v.K != nil, jsonKeyIs([]byte(k), "k"), k)
-	}
-}
-
-func TestJSONStringLen(t *testing.T) {
+func TestStringLen(t *testing.T) {
 	f := func(v string, want int, wantOK bool) {
 		t.Helper()
-		n, ok := jsonStringLen([]byte(v))
+		n, ok := StringLen([]byte(v))
 		require.Equal(t, wantOK, ok, v)
 		require.Equal(t, want, n, v)
 		if ok {
@@ -82,34 +70,10 @@ func TestJSONStringLen(t *testing.T) {
 	f(`"`, 0, false)
 }
 
-func TestJSONInt(t *testing.T) {
-	f := func(v string, want int64, wantOK bool) {
-		t.Helper()
-		n, ok := jsonInt([]byte(v))
-		require.Equal(t, wantOK, ok, v)
-		require.Equal(t, want, n, v)
-	}
-	f(`2`, 2, true)
-	f(`0`, 0, true)
-	f(`-1`, -1, true)
-	f(`2.0`, 2, true)
-	f(`2e0`, 2, true)
-	f(`20E-1`, 2, true)
-	f(`900719925474099`, 900719925474099, true)
-	f(`123456789012345678`, 0, false)
-	f(`2.5`, 0, false)
-	f(`1e400`, 0, false)
-	f(`"2"`, 0, false)
-	f(`null`, 0, false)
-	f(`true`, 0, false)
-	f(`-`, 0, false)
-	f(``, 0, false)
-}
-
-func TestJSONValueEnd(t *testing.T) {
+func TestValueEnd(t *testing.T) {
 	f := func(doc string, want int) {
 		t.Helper()
-		require.Equal(t, want, jsonValueEnd([]byte(doc), 0), doc)
+		require.Equal(t, want, ValueEnd([]byte(doc), 0), doc)
 	}
 	f(`"a\\"x`, 5)
 	f(`"a\"b"`, 6)
@@ -122,9 +86,9 @@ func TestJSONValueEnd(t *testing.T) {
 	f(`"\`, -1)
 }
 
-// FuzzJSONLookup compares the reader with encoding/json on valid documents:
+// FuzzLookup compares Lookup and StringLen with encoding/json on valid documents:
 // the member found, and the code point count of string values.
-func FuzzJSONLookup(f *testing.F) {
+func FuzzLookup(f *testing.F) {
 	for _, s := range []string{`{"dsa":{"behalf":"x"}}`, `{"DSA":1,"dsa":"\u00e9\ud83d"}`, `{"a":[{"dsa":1}],"d\u017fa":"y"}`,
 		`{"dsa":null}`, ` {"x" : "\\\"" , "dsa" : [ 1 , 2 ] } `, `[1]`, `"dsa"`} {
 		f.Add(s)
@@ -137,7 +101,7 @@ func FuzzJSONLookup(f *testing.F) {
 			DSA json.RawMessage `json:"dsa"`
 		}
 		isObj := strings.HasPrefix(strings.TrimLeft(doc, " \t\r\n"), "{")
-		got, ok := jsonLookup([]byte(doc), "dsa")
+		got, ok := Lookup([]byte(doc), "dsa")
 		if !isObj {
 			require.False(t, ok, doc)
 			return
@@ -145,35 +109,10 @@ func FuzzJSONLookup(f *testing.F) {
 		require.NoError(t, json.Unmarshal([]byte(doc), &v), doc)
 		require.Equal(t, v.DSA != nil, ok, doc)
 		require.Equal(t, string(v.DSA), string(got), doc)
-		if n, isStr := jsonStringLen(got); isStr {
+		if n, isStr := StringLen(got); isStr {
 			var s string
 			require.NoError(t, json.Unmarshal(got, &s))
 			require.Equal(t, utf8.RuneCountInString(s), n, doc)
 		}
 	})
-}
-
-func TestJSONIsOne(t *testing.T) {
-	for _, s := range []string{"1", "1.0", "1.000"} {
-		require.True(t, jsonIsOne([]byte(s)), s)
-	}
-	for _, s := range []string{"", "0", "10", "1.", "1.01", "true", `"1"`, "-1", "1e0", "null"} {
-		require.False(t, jsonIsOne([]byte(s)), s)
-	}
-}
-
-func TestRegsExtCOPPA(t *testing.T) {
-	f := func(ext string, want bool) {
-		t.Helper()
-		require.Equal(t, want, regsExtCOPPA([]byte(ext)), ext)
-	}
-	f(`{"coppa":1}`, true)
-	f(` { "a" : {"coppa":0, "x":[1,{"y":"}"}]} , "coppa" : 1 } `, true) // nested members are not top-level
-	f(`{"coppa":1,"coppa":0}`, false)                                   // the last one wins
-	f(`{"coppa":0,"COPPA":1}`, true)                                    // keys differing only in case too
-	f(`{"s":"a,\"b\\","coppa":"1"}`, false)
-	f(`{"coppa":true}`, false)
-	f(`{"x":{"coppa":1}}`, false)
-	f(``, false)
-	f(`null`, false)
 }

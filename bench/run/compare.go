@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// compareOptions are the flags of `benchrun compare`.
+type compareOptions struct {
+	bin, out, requests, rates, bidderLatency string
+	rounds, connections                      int
+	duration, warmup                         time.Duration
+	quick, installNginx                      bool
+}
+
+// mode is one measurement: closed loop (rate 0) or a constant rate.
+type mode struct {
+	name string
+	rate int
+}
+
+func (m mode) title(conns int) string {
+	if m.rate == 0 {
+		return fmt.Sprintf("closed loop, %d connections (maximum throughput)", conns)
+	}
+	return fmt.Sprintf("open loop, %d requests/s (latency from scheduled send times)", m.rate)
+}
+
+func parseModes(rates string) ([]mode, error) {
+	modes := []mode{{name: "closed"}}
+	for _, r := range strings.Split(rates, ",") {
+		if r = strings.TrimSpace(r); r == "" {
+			continue
+		}
+		n, err := strconv.Atoi(r)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("-rates: %q is not a positive integer", r)
+		}
+		modes = append(modes, mode{name: "open-" + r, rate: n})
+	}
+	return modes, nil
+}
+
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlags("compare", stderr)
+	var o compareOptions
+	fs.StringVar(&o.bin, "bin", "bin", "directory holding bidguard and loadtest (make build)")
+	fs.StringVar(&o.out, "out", "bench/out", "directory for the results, the table and the plots")
+	fs.StringVar(&o.requests, "requests", "gates/testdata/typical-request.json", "bid requests sent (loadtest attack -requests)")
+	fs.StringVar(&o.rates, "rates", "1000,2000,5000", "open-loop rates, requests/s (comma-separated)")
+	fs.StringVar(&o.bidderLatency, "bidder-latency", "0", "the fake bidder's -latency")
+	fs.IntVar(&o.rounds, "rounds", 3, "interleaved rounds (medians are reported)")
+	fs.IntVar(&o.connections, "connections", 64, "connections of every attack")
+	fs.DurationVar(&o.duration, "duration", 3*time.Second, "length of each attack")
+	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unmeasured start of each attack")
+	fs.BoolVar(&o.quick, "quick", false, "1s attacks with 200ms warmup (about a minute in all)")
+	fs.BoolVar(&o.installNginx, "install-nginx", true, "apt-get install nginx when it is missing")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if o.quick {
+		o.duration, o.warmup = time.Second, 200*time.Millisecond
+	}
+	modes, err := parseModes(o.rates)
+	if err != nil || o.rounds < 1 || o.warmup >= o.duration {
+		fmt.Fprintf(stderr, "compare: bad flags: %v (want -rounds >= 1 and -warmup < -duration)\n", err)
+		return 2
+	}
+	md, err := compare(ctx, o, modes, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "compare: %v\n", err)
+		return 1
+	}
+	fmt.Fprint(stdout, md)
+	return 0
+}
+
+// newEnv prepares the binaries, the run directory and the probe request.
+func newEnv(bin, out, requests string) (*env, error) {
+	for _, b := range []string{"bidguard", "loadtest"} {
+		if _, err := os.Stat(filepath.Join(bin, b)); err != nil {
+			return nil, fmt.Errorf("%s/%s missing: run make build first", bin, b)
+		}
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp(out, "run-")
+	if err != nil {
+		return nil, err
+	}
+	if dir, err = filepath.Abs(dir); err != nil { // nginx resolves paths against its prefix
+		return nil, err
+	}
+	if err := os.Chmod(dir, 0o755); err != nil { // nginx workers run as another user
+		return nil, err
+	}
+	probe, err := probeBody(requests)
+	if err != nil {
+		return nil, err
+	}
+	return &env{bin: bin, self: self, procs: &procs{dir: dir}, probe: probe}, nil
+}
+
+// probeBody is the first request of a requests file (or a generated-like
+// minimal one for a directory), used to wait for readiness.
+func probeBody(path string) ([]byte, error) {
+	if path == "" {
+		return []byte(`{"id":"probe","imp":[{"id":"1","banner":{"w":300,"h":250}}],"tmax":200}`), nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if json.Valid(data) {
+		return data, nil
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	return []byte(line), nil
+}
+
+// compare starts everything, runs the rounds and returns the markdown
+// report (also written to <out>/compare.md).
+func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer) (string, error) {
+	e, err := newEnv(o.bin, o.out, o.requests)
+	if err != nil {
+		return "", err
+	}
+	defer e.procs.stopAll()
+	fmt.Fprintf(log, "benchrun: run directory %s\n", e.procs.dir)
+	m := describeMachine()
+	bidder, err := e.startBidder(ctx, "-latency", o.bidderLatency)
+	if err != nil {
+		return "", err
+	}
+	services := []service{{name: tDirect, url: "http://" + bidder + "/bid"}}
+	fast, err := e.startProxy(ctx, tFast, "fasthttp", bidder)
+	if err != nil {
+		return "", err
+	}
+	services = append(services, fast)
+	var skipped []string
+	if nginx, why := findNginx(o.installNginx, log); nginx == "" {
+		skipped = append(skipped, "nginx skipped: "+why)
+		fmt.Fprintf(log, "benchrun: %s\n", skipped[len(skipped)-1])
+	} else {
+		s, err := e.startNginx(ctx, nginx, bidder)
+		if err != nil {
+			return "", err
+		}
+		services = append(services, s)
+		m.nginx = nginxVersion(nginx)
+	}
+	std, err := e.startProxy(ctx, tHTTPUtil, "httputil", bidder)
+	if err != nil {
+		return "", err
+	}
+	services = append(services, std)
+	bg, _, err := e.startBidguard(ctx, bidder)
+	if err != nil {
+		return "", err
+	}
+	services = append(services, bg)
+
+	res := results{}
+	last := map[string]map[string]string{} // mode → target → the last round's file
+	for round := range o.rounds {
+		for _, md := range modes {
+			// Rotate the order every round, so no target always runs first
+			// (or right after the most expensive one).
+			for i := range services {
+				s := services[(i+round)%len(services)]
+				file := filepath.Join(e.procs.dir, fmt.Sprintf("%s-%s-r%d.jsonl", md.name, strings.ReplaceAll(s.name, " ", "-"), round+1))
+				fmt.Fprintf(log, "benchrun: round %d/%d %-7s %-15s ", round+1, o.rounds, md.name, s.name)
+				sum, err := e.attack(ctx, o, md, s, file)
+				if err != nil {
+					return "", err
+				}
+				fmt.Fprintf(log, "%8.0f req/s  p50 %s  p99 %s\n", sum.Throughput, ms(sum.Latency.P50), ms(sum.Latency.P99))
+				res.add(md.name, s.name, sum)
+				if last[md.name] == nil {
+					last[md.name] = map[string]string{}
+				}
+				last[md.name][s.name] = file
+			}
+		}
+	}
+	m.loadAfter = loadAvg()
+	var names []string
+	for _, s := range services {
+		names = append(names, s.name)
+	}
+	cmdline := "make compare"
+	if len(os.Args) > 2 {
+		cmdline += " COMPARE_ARGS='" + strings.Join(os.Args[2:], " ") + "'"
+	}
+	md := renderReport(m, cmdline, o, modes, names, res, skipped)
+	if err := os.WriteFile(filepath.Join(o.out, "compare.md"), []byte(md), 0o644); err != nil {
+		return "", err
+	}
+	for _, mo := range modes {
+		var files []string
+		for _, n := range names {
+			files = append(files, last[mo.name][n])
+		}
+		page := filepath.Join(o.out, "compare-"+mo.name+".html")
+		argv := append([]string{"report", "-compare", "-html", page}, files...)
+		if out, err := exec.CommandContext(ctx, filepath.Join(o.bin, "loadtest"), argv...).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("loadtest report: %v: %s", err, out)
+		}
+	}
+	fmt.Fprintf(log, "benchrun: table in %s, plots in %s/compare-*.html, raw results in %s\n", filepath.Join(o.out, "compare.md"), o.out, e.procs.dir)
+	return md, nil
+}
+
+// attack runs one `loadtest attack` and reads its summary.
+func (e *env) attack(ctx context.Context, o compareOptions, md mode, s service, file string) (*attackSummary, error) {
+	argv := []string{"attack", "-target", s.url, "-rate", strconv.Itoa(md.rate), "-duration", o.duration.String(),
+		"-warmup", o.warmup.String(), "-connections", strconv.Itoa(o.connections), "-out", file, "-quiet", "-label", s.name}
+	if o.requests != "" {
+		argv = append(argv, "-requests", o.requests)
+	}
+	cmd := exec.CommandContext(ctx, filepath.Join(e.bin, "loadtest"), argv...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		// An attack that ran to the end but got no 2xx answer still has a
+		// summary: its errors belong in the table, not in an abort.
+		if sum, rerr := readSummary(file); rerr == nil && ctx.Err() == nil {
+			return sum, nil
+		}
+		return nil, fmt.Errorf("attack %s (%s): %v: %s", s.name, md.name, err, strings.TrimSpace(string(out)))
+	}
+	return readSummary(file)
+}
+
+// attackSummary is the part of loadtest's summary record the table uses
+// (loadtest's JSON lines are its interface; it shares no code).
+type attackSummary struct {
+	Type       string  `json:"type"`
+	Throughput float64 `json:"throughput"`
+	LateShare  float64 `json:"late_share"`
+	Tally      struct {
+		Completed int64 `json:"completed"`
+		OK        int64 `json:"ok"`
+		NoBid     int64 `json:"nobid"`
+	} `json:"tally"`
+	Latency struct {
+		P50  int64 `json:"p50_us"`
+		P90  int64 `json:"p90_us"`
+		P99  int64 `json:"p99_us"`
+		P999 int64 `json:"p99_9_us"`
+		Max  int64 `json:"max_us"`
+	} `json:"latency"`
+}
+
+func (s *attackSummary) errShare() float64 {
+	if s.Tally.Completed == 0 {
+		return 1
+	}
+	return float64(s.Tally.Completed-s.Tally.OK-s.Tally.NoBid) / float64(s.Tally.Completed)
+}
+
+func readSummary(path string) (*attackSummary, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		if !strings.Contains(sc.Text(), `"type":"summary"`) {
+			continue
+		}
+		var s attackSummary
+		if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return &s, nil
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	return nil, fmt.Errorf("%s: no summary record", path)
+}

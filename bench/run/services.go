@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/bidguard/bidguard/configs"
+)
+
+// service is one thing the attacks target.
+type service struct {
+	name string
+	url  string // where the attack POSTs
+}
+
+// Target names, in the table's order.
+const (
+	tDirect   = "direct"
+	tFast     = "fasthttp proxy"
+	tNginx    = "nginx"
+	tHTTPUtil = "httputil"
+	tBidguard = "bidguard"
+)
+
+// env is what every command needs: the binaries, the children, the request
+// used for readiness probes.
+type env struct {
+	bin   string // directory with bidguard and loadtest
+	self  string // this executable, for `benchrun proxy`
+	procs *procs
+	probe []byte // a bid request body
+}
+
+// postProbe POSTs the probe body and wants a 2xx.
+func (e *env) postProbe(url string) func() error {
+	return func() error {
+		c := http.Client{Timeout: time.Second}
+		resp, err := c.Post(url, "application/json", bytes.NewReader(e.probe))
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 {
+			return fmt.Errorf("%s: status %d", url, resp.StatusCode)
+		}
+		return nil
+	}
+}
+
+func getOK(url string) func() error {
+	return func() error {
+		c := http.Client{Timeout: time.Second}
+		resp, err := c.Get(url)
+		if err != nil {
+			return err
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("%s: status %d", url, resp.StatusCode)
+		}
+		return nil
+	}
+}
+
+// startBidder starts `loadtest bidder` with extra flags and returns its
+// address.
+func (e *env) startBidder(ctx context.Context, extra ...string) (string, error) {
+	port, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	addr := loopback(port)
+	argv := append([]string{filepath.Join(e.bin, "loadtest"), "bidder", "-listen", addr}, extra...)
+	c, err := e.procs.start("bidder", argv...)
+	if err != nil {
+		return "", err
+	}
+	return addr, waitReady(ctx, c, getOK("http://"+addr+"/counts"))
+}
+
+// startProxy starts a baseline proxy of bench (`benchrun proxy`).
+func (e *env) startProxy(ctx context.Context, name, impl, bidder string) (service, error) {
+	port, err := freePort()
+	if err != nil {
+		return service{}, err
+	}
+	c, err := e.procs.start(impl+"-proxy", e.self, "proxy", "-impl", impl, "-listen", loopback(port), "-upstream", bidder)
+	if err != nil {
+		return service{}, err
+	}
+	s := service{name: name, url: "http://" + loopback(port) + "/bid"}
+	return s, waitReady(ctx, c, e.postProbe(s.url))
+}
+
+// startBidguard starts bin/bidguard serve with the embedded config, its
+// listeners and upstream replaced (see bidguardConfig). It returns the
+// service and the admin /metrics URL.
+func (e *env) startBidguard(ctx context.Context, bidder string) (service, string, error) {
+	port, err := freePort()
+	if err != nil {
+		return service{}, "", err
+	}
+	admin, err := freePort()
+	if err != nil {
+		return service{}, "", err
+	}
+	cfg, err := bidguardConfig(loopback(port), loopback(admin), "http://"+bidder+"/bid")
+	if err != nil {
+		return service{}, "", err
+	}
+	path := filepath.Join(e.procs.dir, "bidguard.yaml")
+	if err := os.WriteFile(path, cfg, 0o644); err != nil {
+		return service{}, "", err
+	}
+	c, err := e.procs.start("bidguard", filepath.Join(e.bin, "bidguard"), "serve", "--config", path)
+	if err != nil {
+		return service{}, "", err
+	}
+	s := service{name: tBidguard, url: "http://" + loopback(port) + "/bid"}
+	adminURL := "http://" + loopback(admin)
+	if err := waitReady(ctx, c, getOK(adminURL+"/readyz")); err != nil {
+		return service{}, "", err
+	}
+	return s, adminURL + "/metrics", nil
+}
+
+// bidguardConfig is the embedded configs/bidguard.yaml (so the default
+// policy is exactly the embedded one) with listen, adminListen and
+// upstreams replaced.
+func bidguardConfig(listen, admin, upstream string) ([]byte, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(configs.Default, &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Content) != 1 || doc.Content[0].Kind != yaml.MappingNode {
+		return nil, errors.New("embedded config: not a mapping")
+	}
+	root := doc.Content[0]
+	var ups yaml.Node
+	if err := ups.Encode([]map[string]string{{"name": "bench", "url": upstream, "path": "/"}}); err != nil {
+		return nil, err
+	}
+	set := map[string]*yaml.Node{
+		"listen":      {Kind: yaml.ScalarNode, Value: listen},
+		"adminListen": {Kind: yaml.ScalarNode, Value: admin},
+		"upstreams":   &ups,
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if v, ok := set[root.Content[i].Value]; ok {
+			root.Content[i+1] = v
+			delete(set, root.Content[i].Value)
+		}
+	}
+	for k, v := range set {
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
+	}
+	return yaml.Marshal(&doc)
+}
+
+// nginxConf is nginx as a plain keep-alive reverse proxy: auto workers,
+// upstream keep-alive, request and answer bodies buffered in memory, no
+// access log, everything under dir, loopback only.
+var nginxConf = template.Must(template.New("nginx").Parse(`daemon off;
+worker_processes auto;
+pid {{.Dir}}/nginx.pid;
+error_log {{.Dir}}/error.log warn;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  client_body_temp_path {{.Dir}}/body;
+  proxy_temp_path {{.Dir}}/proxy;
+  fastcgi_temp_path {{.Dir}}/fastcgi;
+  uwsgi_temp_path {{.Dir}}/uwsgi;
+  scgi_temp_path {{.Dir}}/scgi;
+  client_body_buffer_size 256k;
+  client_max_body_size 256k;
+  keepalive_requests 1000000;
+  keepalive_timeout 90s;
+  upstream bidder {
+    server {{.Bidder}};
+    keepalive 256;
+    keepalive_requests 1000000;
+    keepalive_timeout 60s;
+  }
+  server {
+    listen {{.Listen}};
+    location / {
+      proxy_pass http://bidder;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_buffer_size 16k;
+      proxy_buffers 8 16k;
+    }
+  }
+}
+`))
+
+// findNginx returns nginx's path; when it is missing and install is set,
+// it installs Debian's package first. "" with a reason: skip nginx.
+func findNginx(install bool, log io.Writer) (string, string) {
+	look := func() string {
+		if p, err := exec.LookPath("nginx"); err == nil {
+			return p
+		}
+		if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
+			return "/usr/sbin/nginx"
+		}
+		return ""
+	}
+	if p := look(); p != "" {
+		return p, ""
+	}
+	if !install {
+		return "", "nginx not installed (and -install-nginx=false)"
+	}
+	fmt.Fprintln(log, "benchrun: nginx not found: apt-get install -y nginx")
+	if out, err := exec.Command("apt-get", "install", "-y", "nginx").CombinedOutput(); err != nil {
+		fmt.Fprintln(log, "benchrun: apt-get install failed, running apt-get update first")
+		if out2, err := exec.Command("apt-get", "update").CombinedOutput(); err != nil {
+			return "", fmt.Sprintf("apt-get update failed: %v: %s", err, lastLine(out2))
+		}
+		if out, err = exec.Command("apt-get", "install", "-y", "nginx").CombinedOutput(); err != nil {
+			return "", fmt.Sprintf("apt-get install -y nginx failed: %v: %s", err, lastLine(out))
+		}
+	}
+	if p := look(); p != "" {
+		return p, ""
+	}
+	return "", "nginx still not found after apt-get install"
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
+}
+
+// startNginx writes the config into a directory of its own and runs nginx
+// in the foreground (daemon off) as a child.
+func (e *env) startNginx(ctx context.Context, nginx, bidder string) (service, error) {
+	port, err := freePort()
+	if err != nil {
+		return service{}, err
+	}
+	dir := filepath.Join(e.procs.dir, "nginx")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return service{}, err
+	}
+	var conf bytes.Buffer
+	if err := nginxConf.Execute(&conf, map[string]string{"Dir": dir, "Bidder": bidder, "Listen": loopback(port)}); err != nil {
+		return service{}, err
+	}
+	path := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(path, conf.Bytes(), 0o644); err != nil {
+		return service{}, err
+	}
+	c, err := e.procs.start("nginx", nginx, "-p", dir, "-e", filepath.Join(dir, "error.log"), "-c", path)
+	if err != nil {
+		return service{}, err
+	}
+	s := service{name: tNginx, url: "http://" + loopback(port) + "/bid"}
+	return s, waitReady(ctx, c, e.postProbe(s.url))
+}
+
+func nginxVersion(nginx string) string {
+	out, _ := exec.Command(nginx, "-v").CombinedOutput()
+	return strings.TrimPrefix(strings.TrimSpace(string(out)), "nginx version: ")
+}

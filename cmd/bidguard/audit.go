@@ -1,0 +1,233 @@
+package main
+
+// The audit log's wiring (DESIGN.md "Audit log"): opening it from the
+// config, turning the engine's hits into records for serve's bid path and
+// for check --audit, and `bidguard audit verify`.
+
+import (
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/VictoriaMetrics/metrics"
+
+	"github.com/bidguard/bidguard/audit"
+	"github.com/bidguard/bidguard/engine"
+)
+
+// auditHeadEvery is how often serve logs the chain head (seq, mac), for a
+// log system to keep outside the host.
+const auditHeadEvery = time.Minute
+
+// auditMeters registers bidguard_audit_records_total{state} in set, whether
+// the log is on or not, and takes the bid path's
+// bidguard_panics_total{where="audit"} for panics in the writer.
+func auditMeters(set *metrics.Set) audit.Meters {
+	c := func(state string) *metrics.Counter {
+		return set.GetOrCreateCounter(`bidguard_audit_records_total{state="` + state + `"}`)
+	}
+	return audit.Meters{Written: c("written"), Dropped: c("dropped"), Gap: c("gap"), Recovered: c("recovered"),
+		Panics: set.GetOrCreateCounter(`bidguard_panics_total{where="audit"}`)}
+}
+
+// openAudit opens the audit log a config names, or returns nil when
+// audit.path is "". Relative paths (path, keyFile) resolve against the
+// config file's directory, as every path a config names does.
+func openAudit(cfgPath string, a engine.Audit, m audit.Meters, log *slog.Logger, wait bool, headEvery time.Duration) (*audit.Log, error) {
+	if a.Path == "" {
+		return nil, nil
+	}
+	resolve := func(p string) string {
+		if filepath.IsAbs(p) || cfgPath == "" {
+			return p
+		}
+		return filepath.Join(filepath.Dir(cfgPath), p)
+	}
+	var key []byte
+	if a.KeyFile != "" {
+		var err error
+		if key, err = audit.ReadKeyFile(resolve(a.KeyFile)); err != nil {
+			return nil, fmt.Errorf("audit.keyFile: %w", err)
+		}
+	}
+	return audit.Open(audit.Options{Path: resolve(a.Path), Key: key, FsyncEvery: a.FsyncEvery, SegmentBytes: a.SegmentBytes,
+		Queue: a.Queue, Wait: wait, HeadEvery: headEvery, Meters: m, Logger: log})
+}
+
+// auditor is serve's rtb.Options.Audit: it hands the hits of a judged
+// response to the log without blocking. Its log is set before serving.
+type auditor struct{ log *audit.Log }
+
+func (a *auditor) judged(snap *engine.Snapshot, ev *engine.Eval, out *engine.Outcome) {
+	_ = auditHits(a.log, false, snap.Version, ev, out) // Enqueue: drops are counted, never an error
+}
+
+// auditHits turns the hits of one evaluation into records: out.Rejected as
+// reject records, out.Warned (action: shadow and gates in mode: warn) as
+// shadow records. policy is the config version. With wait (check) they are
+// control records, never dropped; otherwise (serve) they are enqueued
+// without blocking, and nothing is allocated.
+func auditHits(l *audit.Log, wait bool, policy string, ev *engine.Eval, out *engine.Outcome) error {
+	reqID := ""
+	if ev.In.Request != nil {
+		reqID = ev.In.Request.ID
+	}
+	lists := [...]struct {
+		kind audit.Kind
+		hits []engine.Hit
+	}{{audit.KindReject, out.Rejected}, {audit.KindShadow, out.Warned}}
+	for _, list := range lists {
+		for i := range list.hits {
+			h := &list.hits[i]
+			r := audit.Record{Kind: list.kind, ReqID: reqID, Seat: h.Seat, BidID: h.BidID, Gate: h.Gate, Reason: h.Reason,
+				NBR: h.NBR, Loss: h.Loss, Policy: policy}
+			if h.Bid >= 0 && h.Bid < len(ev.In.Bids) {
+				b := &ev.In.Bids[h.Bid]
+				r.CRID, r.ADomain = b.CrID, b.ADomain
+				if b.HasPrice {
+					r.PriceMicros = priceMicros(b.Price)
+				}
+			}
+			if !wait {
+				l.Enqueue(&r)
+			} else if err := l.Append(&r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// priceMicros converts a price to millionths, saturating.
+func priceMicros(p float64) int64 {
+	m := math.Round(p * 1e6)
+	switch {
+	case math.IsNaN(m):
+		return 0
+	case m >= math.MaxInt64:
+		return math.MaxInt64
+	case m <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(m)
+}
+
+// configRecord is the record of a config load: policy is the config
+// version, reason says what loaded it ("startup: <file>", "reload (poll):
+// <file>", "reload (SIGHUP): <file>").
+func configRecord(snap *engine.Snapshot, reason, cfgPath string) *audit.Record {
+	return &audit.Record{Kind: audit.KindConfig, Policy: snap.Version, Reason: reason + ": " + displayName(cfgPath)}
+}
+
+// runAudit is `bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...`: 0 intact,
+// 1 a break (the first printed as <file>:<line>: <what>), 2 unreadable or
+// bad flags. A summary of what was verified goes to stdout.
+func runAudit(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "verify" {
+		fmt.Fprint(stderr, "usage: bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...\n")
+		return 2
+	}
+	fs := newFlags("audit verify")
+	keyFile := fs.String("key-file", "", "the HMAC key file of the log (audit.keyFile); without it, plain SHA-256")
+	anchors := map[uint64][32]byte{}
+	fs.Func("anchor", "SEQ:MAC, a head kept outside the host: record SEQ must be in the chain with that mac (repeatable)", func(v string) error {
+		seq, mac, err := parseAnchor(v)
+		anchors[seq] = mac
+		return err
+	})
+	if err := fs.Parse(args[1:]); err != nil {
+		fmt.Fprintf(stderr, "audit verify: %v\n", err)
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprint(stderr, "audit verify: no file given\n")
+		return 2
+	}
+	var key []byte
+	if *keyFile != "" {
+		var err error
+		if key, err = audit.ReadKeyFile(*keyFile); err != nil {
+			fmt.Fprintf(stderr, "audit verify: --key-file: %v\n", err)
+			return 2
+		}
+	}
+	sum, err := audit.VerifyFiles(fs.Args(), key, anchors)
+	var be *audit.BreakError
+	switch {
+	case errors.As(err, &be):
+		fmt.Fprintln(stderr, be.Error())
+		fmt.Fprint(stdout, "broken; verified before the break: ")
+		printSummary(stdout, sum)
+		return 1
+	case err != nil:
+		fmt.Fprintf(stderr, "audit verify: %v\n", err)
+		return 2
+	}
+	fmt.Fprint(stdout, "intact: ")
+	printSummary(stdout, sum)
+	return 0
+}
+
+// parseAnchor reads SEQ:MAC as the head lines print them.
+func parseAnchor(v string) (uint64, [32]byte, error) {
+	var mac [32]byte
+	s, m, ok := strings.Cut(v, ":")
+	seq, err := strconv.ParseUint(s, 10, 64)
+	if !ok || err != nil || seq == 0 {
+		return 0, mac, fmt.Errorf("want SEQ:MAC, have %q", v)
+	}
+	b, err := hex.DecodeString(m)
+	if err != nil || len(b) != len(mac) {
+		return 0, mac, fmt.Errorf("want a mac of 64 hex digits, have %q", m)
+	}
+	copy(mac[:], b)
+	return seq, mac, nil
+}
+
+func printSummary(w io.Writer, s audit.Summary) {
+	fmt.Fprintf(w, "%d records in %d segments", s.Records, s.Segments)
+	if s.Records == 0 {
+		fmt.Fprintln(w)
+		return
+	}
+	start := "from the first record"
+	if !s.Genesis {
+		start = "earlier segments not given"
+	}
+	fmt.Fprintf(w, ", seq %d to %d (%s), %s to %s\n", s.FirstSeq, s.LastSeq, start,
+		s.First.Format(time.RFC3339Nano), s.Last.Format(time.RFC3339Nano))
+	fmt.Fprintf(w, "gaps: %d (%d records dropped); recoveries: %d (%d bytes truncated)\n", s.Gaps, s.Dropped, s.Recoveries, s.Truncated)
+	fmt.Fprint(w, "kinds:")
+	for _, k := range []audit.Kind{audit.KindReject, audit.KindShadow, audit.KindConfig, audit.KindQuarantine, audit.KindRelease,
+		audit.KindGap, audit.KindRecovered, audit.KindSegment} {
+		if n := s.Kinds[k]; n > 0 {
+			fmt.Fprintf(w, " %s %d", k, n)
+		}
+	}
+	fmt.Fprintf(w, "\nhead: seq %d mac %x\n", s.LastSeq, s.Head)
+}
+
+// checkAudit appends the records of one check evaluation to the log at
+// path, continuing its chain; the config's audit block gives the key, the
+// fsync and segment settings. It waits for another process holding the
+// log.
+func checkAudit(path, cfgPath string, snap *engine.Snapshot, ev *engine.Eval) error {
+	a := snap.Config.Audit
+	var err error
+	if a.Path, err = filepath.Abs(path); err != nil { // --audit is relative to the working directory
+		return err
+	}
+	l, err := openAudit(cfgPath, a, audit.Meters{}, slog.New(slog.DiscardHandler), true, 0)
+	if err != nil {
+		return err
+	}
+	err = auditHits(l, true, snap.Version, ev, &ev.Out)
+	return errors.Join(err, l.Close())
+}

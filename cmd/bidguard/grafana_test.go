@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// dashboardMetrics returns every bidguard metric name the Grafana dashboard
+// queries (histogram suffixes kept: _bucket, _sum and _count are checked as
+// written).
+func dashboardMetrics(t *testing.T, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var dash struct {
+		Panels []struct {
+			Title   string `json:"title"`
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+		Templating struct {
+			List []struct {
+				Query any `json:"query"`
+			} `json:"list"`
+		} `json:"templating"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &dash))
+	name := regexp.MustCompile(`\bbidguard_[a-z_]+\b`)
+	seen := map[string]bool{}
+	var names []string
+	add := func(expr string) {
+		for _, n := range name.FindAllString(expr, -1) {
+			if !seen[n] {
+				seen[n] = true
+				names = append(names, n)
+			}
+		}
+	}
+	for _, p := range dash.Panels {
+		require.NotEmpty(t, p.Targets, "panel %q queries nothing", p.Title)
+		for _, tg := range p.Targets {
+			require.NotEmpty(t, tg.Expr, "panel %q", p.Title)
+			add(tg.Expr)
+		}
+	}
+	for _, v := range dash.Templating.List {
+		if q, ok := v.Query.(string); ok {
+			add(q)
+		}
+	}
+	return names
+}
+
+// scrapedMetrics returns the metric names (labels stripped) of a Prometheus
+// text exposition.
+func scrapedMetrics(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, line := range strings.Split(text, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		if i := strings.IndexAny(line, "{ "); i > 0 {
+			out[line[:i]] = true
+		}
+	}
+	return out
+}
+
+// TestGrafanaDashboardQueriesExistingMetrics runs serve against a bidder
+// whose answers exercise every series family (a passed bid, a rejected one,
+// a bid of another taxonomy that bcatCompliance skips, bidder failures), then
+// checks that every metric the dashboard in configs/grafana queries is on
+// /metrics.
+func TestGrafanaDashboardQueriesExistingMetrics(t *testing.T) {
+	names := dashboardMetrics(t, "../../configs/grafana/bidguard.json")
+	require.NotEmpty(t, names)
+
+	bidder, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/fail" {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"id":"r1","cur":"USD","seatbid":[{"seat":"s1","bid":[
+			{"id":"ok","impid":"1","price":1,"crid":"c1","adomain":["brand.com"],"adm":"<div>ad</div>","w":300,"h":250,"mtype":1},
+			{"id":"bad","impid":"9","price":1,"crid":"c2","adomain":["brand.com"],"adm":"<div>ad</div>","w":300,"h":250,"mtype":1},
+			{"id":"tax","impid":"1","price":1,"crid":"c3","adomain":["brand.com"],"adm":"<div>ad</div>","w":300,"h":250,"mtype":1,"cattax":2,"cat":["x"]}]}]}`)
+	})}
+	go func() { _ = srv.Serve(bidder) }()
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- serve(ctx, serveFlags{config: loopbackConfig(t), upstream: "http://" + bidder.Addr().String() + "/"}, nil, &out, &errOut)
+	}()
+	var addr, admin string
+	require.Eventually(t, func() bool {
+		m := servingLine.FindStringSubmatch(out.String())
+		if m != nil {
+			addr, admin = m[1], m[2]
+		}
+		return m != nil
+	}, 5*time.Second, 10*time.Millisecond, errOut.String())
+
+	req := `{"id":"r1","tmax":500,"bcat":["IAB25"],"imp":[{"id":"1","banner":{"w":300,"h":250}}]}`
+	for range 3 {
+		resp, err := http.Post("http://"+addr+"/", "application/json", strings.NewReader(req))
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode, errOut.String())
+	}
+	resp, err := http.Get("http://" + admin + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	have := scrapedMetrics(string(body))
+	for _, n := range names {
+		require.True(t, have[n], "the dashboard queries %s, which /metrics does not serve", n)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code)
+	case <-time.After(15 * time.Second):
+		t.Fatal("serve did not stop")
+	}
+}
+
+// TestDashboardCheckCanFail shows the check above catches a metric that does
+// not exist.
+func TestDashboardCheckCanFail(t *testing.T) {
+	have := scrapedMetrics("bidguard_requests_total{upstream=\"a\",outcome=\"bid\"} 1\n# HELP x\nbidguard_shed_total 0\n")
+	require.True(t, have["bidguard_requests_total"])
+	require.True(t, have["bidguard_shed_total"])
+	require.False(t, have["bidguard_requests"])
+	dir := t.TempDir()
+	path := dir + "/d.json"
+	require.NoError(t, os.WriteFile(path, []byte(`{"panels":[{"title":"x","targets":[{"expr":"rate(bidguard_nope_total[1m]) + bidguard_shed_total"}]}]}`), 0o644))
+	require.Equal(t, []string{"bidguard_nope_total", "bidguard_shed_total"}, dashboardMetrics(t, path))
+}

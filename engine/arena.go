@@ -1,0 +1,131 @@
+package engine
+
+import (
+	"reflect"
+	"unsafe"
+)
+
+// arena is the storage behind one decoded message: a slab per type the
+// decoder allocates (structs behind pointers, slice elements) and a text
+// buffer for strings that needed unescaping. It belongs to a pooled Eval:
+// reset zeroes what the last message used and keeps the memory, so decoding
+// a message no larger than an earlier one allocates nothing.
+//
+// Values handed out live until the next reset. An arena is not safe for
+// concurrent use.
+type arena struct {
+	slabs []slab
+	dirty []int // the slabs handed out from since the last reset
+	text  []byte
+}
+
+// Bounds on what an arena keeps across resets, so that one huge message does
+// not pin its memory in the pool.
+const (
+	maxKeptSlabBytes = 256 << 10
+	maxKeptText      = 256 << 10
+	minSlabElems     = 8
+	minText          = 4 << 10
+)
+
+// slab is typed storage for values of one type: one chunk, handed out from
+// the front. Typed (allocated by reflect as []T) so that the garbage
+// collector sees the pointers inside.
+type slab struct {
+	hold   reflect.Value // settable []T, len == cap == n
+	base   unsafe.Pointer
+	n      int
+	used   int
+	listed bool // in arena.dirty
+}
+
+func (a *arena) slab(p *plan) *slab {
+	if a.slabs == nil {
+		a.slabs = make([]slab, len(slabPlans))
+	}
+	return &a.slabs[p.slab]
+}
+
+// alloc returns n zeroed contiguous values of p's type (for n == 0, a
+// pointer that must not be dereferenced, as an empty slice's).
+func (a *arena) alloc(p *plan, n int) unsafe.Pointer {
+	if n == 0 {
+		return unsafe.Pointer(&zeroLength)
+	}
+	s := a.slab(p)
+	if s.used+n > s.n {
+		s.newChunk(p, max(2*s.n, s.used+n, minSlabElems))
+	}
+	if !s.listed {
+		s.listed = true
+		a.dirty = append(a.dirty, p.slab)
+	}
+	ptr := unsafe.Add(s.base, uintptr(s.used)*p.size)
+	s.used += n
+	return ptr
+}
+
+// grow returns a region of newCap values of p's type whose first oldCap
+// values are those at data, as growing a slice does: in place when data is
+// the last region handed out and the chunk has room, else a new region with
+// the values copied.
+func (a *arena) grow(p *plan, data unsafe.Pointer, oldCap, newCap int) unsafe.Pointer {
+	s := a.slab(p)
+	// Compared as addresses: the end of a region may be the end of the chunk,
+	// where no pointer may point.
+	if data != nil && s.n > 0 && uintptr(data)+uintptr(oldCap)*p.size == uintptr(s.base)+uintptr(s.used)*p.size &&
+		s.used+newCap-oldCap <= s.n {
+		s.used += newCap - oldCap
+		return data
+	}
+	ptr := a.alloc(p, newCap)
+	for i := 0; i < oldCap; i++ {
+		off := uintptr(i) * p.size
+		reflect.NewAt(p.typ, unsafe.Add(ptr, off)).Elem().Set(reflect.NewAt(p.typ, unsafe.Add(data, off)).Elem())
+	}
+	return ptr
+}
+
+// newChunk replaces the slab's chunk by a bigger one. Values handed out from
+// the old chunk stay valid: what points to them keeps it alive.
+func (s *slab) newChunk(p *plan, n int) {
+	hold := reflect.New(reflect.SliceOf(p.typ)).Elem()
+	hold.Set(reflect.MakeSlice(hold.Type(), n, n))
+	s.hold, s.base, s.n, s.used = hold, hold.UnsafePointer(), n, 0 // listed stays
+}
+
+// reserve returns an empty buffer with room for n bytes of text; commit
+// keeps the first k of them.
+func (a *arena) reserve(n int) []byte {
+	if len(a.text)+n > cap(a.text) {
+		a.text = make([]byte, 0, max(2*cap(a.text), n, minText))
+	}
+	return a.text[len(a.text) : len(a.text) : len(a.text)+n]
+}
+
+func (a *arena) commit(k int) []byte {
+	t := a.text[len(a.text) : len(a.text)+k : len(a.text)+k]
+	a.text = a.text[:len(a.text)+k]
+	return t
+}
+
+// reset zeroes what the last message used so that the next one starts from
+// zeroed memory, and drops chunks too large to keep.
+func (a *arena) reset() {
+	for _, i := range a.dirty {
+		s := &a.slabs[i]
+		if uintptr(s.n)*slabPlans[i].size > maxKeptSlabBytes {
+			*s = slab{}
+			continue
+		}
+		s.hold.SetLen(s.used)
+		s.hold.Clear()
+		s.hold.SetLen(s.n)
+		s.used, s.listed = 0, false
+	}
+	a.dirty = a.dirty[:0]
+	if cap(a.text) > maxKeptText {
+		a.text = nil
+	}
+	a.text = a.text[:0]
+}

@@ -1,0 +1,223 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/prebid/openrtb/v20/openrtb2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/jsonraw"
+)
+
+// stdJSON is encoding/json with SetEscapeHTML(false), without the newline.
+func stdJSON(t *testing.T, v any) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	require.NoError(t, enc.Encode(v))
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// judgeKeeping stands in for a policy run: bid i is kept when keep(i).
+func judgeKeeping(e *Eval, keep func(i int) bool) {
+	e.snap = &Snapshot{}
+	e.states = make([]bidState, len(e.In.Bids))
+	for i := range e.states {
+		e.states[i].removed = !keep(i)
+	}
+	e.Out = Outcome{}
+	e.finish()
+}
+
+// expectedBody is what encoding/json writes for the response holding only
+// the kept bids, with each ext as the body must carry it (invalid UTF-8
+// replaced).
+func expectedBody(t *testing.T, e *Eval) string {
+	resp := *e.In.Response
+	clean := func(raw json.RawMessage) json.RawMessage {
+		if raw == nil {
+			return nil
+		}
+		return jsonraw.AppendValidUTF8(nil, raw)
+	}
+	resp.Ext = clean(resp.Ext)
+	resp.SeatBid = nil
+	k := 0
+	for _, sb := range e.In.Response.SeatBid {
+		var kept []openrtb2.Bid
+		for _, b := range sb.Bid {
+			if e.Kept(k) {
+				b.Ext = clean(b.Ext)
+				kept = append(kept, b)
+			}
+			k++
+		}
+		if len(kept) > 0 {
+			sb.Bid, sb.Ext = kept, clean(sb.Ext)
+			resp.SeatBid = append(resp.SeatBid, sb)
+		}
+	}
+	return stdJSON(t, resp)
+}
+
+// checkBody compares the body with encoding/json's: equal once compacted
+// (encoding/json compacts ext objects, the body keeps them as sent), and
+// every kept bid's ext carried byte for byte.
+func checkBody(t *testing.T, e *Eval) {
+	body := e.Body()
+	if e.Out.Action == NoBid {
+		require.Nil(t, body)
+		return
+	}
+	var compact bytes.Buffer
+	require.NoError(t, json.Compact(&compact, body), "%s", body)
+	require.Equal(t, expectedBody(t, e), compact.String())
+	for i, b := range e.In.Bids {
+		if e.Kept(i) && len(b.Ext) > 0 {
+			require.True(t, bytes.Contains(body, jsonraw.AppendValidUTF8(nil, b.Ext)), "ext of bid %d byte for byte", i)
+		}
+	}
+}
+
+func TestBodyMatchesEncodingJSON(t *testing.T) {
+	e := AcquireEval()
+	defer ReleaseEval(e)
+	doc := `{"id":"r<1>","bidid":"x","cur":"EUR","customdata":"c&d","nbr":2,"ext":{ "a" : [1, 2] },
+		"seatbid":[{"seat":"s1","group":1,"ext":{"q":"` + "\xff" + `"},"bid":[
+			{"id":"b1","impid":"1","price":1.5e-7,"adm":"<a href=\"x\">&amp;</a>\u2028","w":300,"h":250,"attr":[1,2],"cat":[],"ext":{ "k" : "v" }},
+			{"id":"b2","impid":"2","ext":null},
+			{"id":"b3","impid":"3","price":-0,"adomain":["a.com"],"mtype":4,"dur":-1,"ext":{"bad":"` + "\xed\xa0\x80" + `"}}]},
+		{"seat":"s2","bid":[{"id":"b4","impid":"1","price":1e21}]}]}`
+	require.NoError(t, e.DecodeResponse([]byte(doc), 1000))
+	for _, keep := range []func(int) bool{
+		func(int) bool { return true },
+		func(i int) bool { return i != 1 },
+		func(i int) bool { return i == 3 },
+		func(i int) bool { return i == 0 || i == 2 },
+	} {
+		judgeKeeping(e, keep)
+		checkBody(t, e)
+	}
+	judgeKeeping(e, func(int) bool { return false })
+	require.Nil(t, e.Body())
+}
+
+// fillValue sets every field reachable from v to a non-zero value.
+func fillValue(v reflect.Value, n *int) {
+	*n++
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString("s" + strings.Repeat("é", *n%3))
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		v.SetInt(int64(*n%100 + 1))
+	case reflect.Float64:
+		v.SetFloat(float64(*n) + 0.25)
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		fillValue(v.Elem(), n)
+	case reflect.Slice:
+		if v.Type() == rawMessageType {
+			v.SetBytes([]byte(`{"n":1}`))
+			return
+		}
+		v.Set(reflect.MakeSlice(v.Type(), 2, 2))
+		fillValue(v.Index(0), n)
+		fillValue(v.Index(1), n)
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			fillValue(v.Field(i), n)
+		}
+	}
+}
+
+// TestBodyEveryField: with every field of the response types set, the body
+// is still what encoding/json writes (no field of the model is missed).
+func TestBodyEveryField(t *testing.T) {
+	var full openrtb2.BidResponse
+	n := 0
+	fillValue(reflect.ValueOf(&full).Elem(), &n)
+	doc := stdJSON(t, full)
+	e := AcquireEval()
+	defer ReleaseEval(e)
+	require.NoError(t, e.DecodeResponse([]byte(doc), 1000))
+	require.Equal(t, full, *e.In.Response, "decodes back to every field")
+	judgeKeeping(e, func(int) bool { return true })
+	require.Equal(t, doc, string(e.Body()))
+}
+
+// FuzzBodyDifferential: for any response the decoder accepts and any choice
+// of kept bids, the body is encoding/json's.
+func FuzzBodyDifferential(f *testing.F) {
+	seedsFrom(f, "testdata/corpus/bid-response-*.json", "")
+	seedsFrom(f, "testdata/typical-response.json", "")
+	for _, s := range trickyDocuments {
+		f.Add([]byte(s))
+	}
+	e := AcquireEval()
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if e.DecodeResponse(data, 1000) != nil {
+			return
+		}
+		for _, mask := range []uint64{^uint64(0), 0x5555555555555555, 0x2} {
+			judgeKeeping(e, func(i int) bool { return mask>>(i%64)&1 == 1 })
+			checkBody(t, e)
+		}
+	})
+}
+
+func TestSeatNonBidBody(t *testing.T) {
+	e := AcquireEval()
+	defer ReleaseEval(e)
+	require.NoError(t, e.DecodeRequest([]byte(`{"id":"req-1","imp":[{"id":"1"},{"id":"2"}]}`)))
+	require.NoError(t, e.DecodeResponse([]byte(`{"id":"req-1","ext":{"x":1,"SeatNonBid":2,"x":3,"\u0078":4,"y":"`+"\xff"+`"},
+		"seatbid":[{"seat":"a","bid":[{"id":"b1","impid":"1"},{"id":"b2","impid":"2"}]},{"seat":"b","bid":[{"id":"b3","impid":"1"}]},{"seat":"a","bid":[{"id":"b4","impid":"2"}]}]}`), 1000))
+	e.snap = &Snapshot{SeatNonBid: true}
+	e.states = make([]bidState, 4)
+	e.states[1].removed, e.states[2].removed, e.states[3].removed = true, true, true
+	e.Out = Outcome{Rejected: []Hit{
+		{Seat: "a", BidID: "b2", ImpID: "2", Gate: "g1", Reason: `r "1"`, NBR: 300, Bid: 1},
+		{Seat: "b", BidID: "b3", ImpID: "1", Gate: "g2", Reason: "r2", NBR: 301, Bid: 2},
+		{Seat: "a", BidID: "b4", ImpID: "2", Gate: "g1", Reason: "r3", NBR: 300, Bid: 3},
+	}}
+	e.finish()
+	require.Equal(t, Filter, e.Out.Action)
+	body := e.Body()
+	require.Equal(t, `{"id":"req-1","seatbid":[{"bid":[{"id":"b1","impid":"1","price":0}],"seat":"a"}],`+
+		`"ext":{"\u0078":4,"y":"\ufffd","seatnonbid":[`+
+		`{"seat":"a","nonbid":[{"impid":"2","statuscode":300,"ext":{"bidguard":{"bid_id":"b2","gate":"g1","reason":"r \"1\""}}},`+
+		`{"impid":"2","statuscode":300,"ext":{"bidguard":{"bid_id":"b4","gate":"g1","reason":"r3"}}}]},`+
+		`{"seat":"b","nonbid":[{"impid":"1","statuscode":301,"ext":{"bidguard":{"bid_id":"b3","gate":"g2","reason":"r2"}}}]}]}}`, string(body))
+
+	// A response-level rejection: one entry per request imp under every
+	// seatbid, and no bid left.
+	for i := range e.states {
+		e.states[i].removed = false
+	}
+	e.Out = Outcome{Rejected: []Hit{{Gate: "rtb.response-id", Reason: "response id does not match request id", NBR: 300, Bid: -1}}, ResponseRejected: true}
+	e.finish()
+	require.Equal(t, NoBid, e.Out.Action)
+	var got struct {
+		ID      string            `json:"id"`
+		SeatBid []json.RawMessage `json:"seatbid"`
+		Ext     struct {
+			SeatNonBid []struct {
+				Seat   string `json:"seat"`
+				NonBid []struct {
+					ImpID string `json:"impid"`
+				} `json:"nonbid"`
+			} `json:"seatnonbid"`
+		} `json:"ext"`
+	}
+	require.NoError(t, json.Unmarshal(e.Body(), &got), "%s", e.Body())
+	require.Equal(t, "req-1", got.ID)
+	require.NotNil(t, got.SeatBid)
+	require.Empty(t, got.SeatBid)
+	require.Len(t, got.Ext.SeatNonBid, 2)
+	require.Equal(t, "a", got.Ext.SeatNonBid[0].Seat)
+	require.Len(t, got.Ext.SeatNonBid[0].NonBid, 4, "two seatbids of seat a, two imps each")
+	require.Len(t, got.Ext.SeatNonBid[1].NonBid, 2)
+}

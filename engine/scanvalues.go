@@ -1,0 +1,346 @@
+package engine
+
+import (
+	"unicode/utf8"
+
+	"github.com/bidguard/bidguard/jsonraw"
+)
+
+// ScanValues is the bid response as the scanning gates see it (GATES.md,
+// "Scan limit"): every value of the raw document in document order, cut into
+// segments that each lie in one bid or outside every bid, with the string
+// values decoded as encoding/json decodes them. The engine builds it once per
+// request, when the first scanning gate asks for it (Scope.Values); every
+// scanning gate then matches its strings from it under its own limit, scope
+// and mode.
+//
+// The walk reads the raw bytes, not the decoded structs: keys that
+// encoding/json shadows (a repeated key, a case variant) have their values
+// in the document, and they are scanned like any other. A value is a bid's
+// when it lies at seatbid[i].bid[j] or below it, "seatbid" and "bid" being
+// matched as encoding/json matches keys (jsonraw.KeyIs) at every occurrence,
+// and bid (i, j) being decoded (Input.Bids); every other value is
+// response-level.
+//
+// Keys are neither values nor counted. A ScanValues belongs to an Eval and
+// must not be retained after the Eval is released; it is not safe for
+// concurrent use. The strings it returns alias the document or its own
+// buffer: they must not be modified or retained.
+type ScanValues struct {
+	raw   []byte
+	buf   []byte // strings that differ from their bytes (escapes, invalid UTF-8)
+	segs  []ScanSegment
+	strs  []scanString
+	built bool
+}
+
+// ScanSegment is a run of consecutive values of the document that lie in one
+// bid, or outside every bid.
+type ScanSegment struct {
+	// Bid is the index in Input.Bids of the bid the values lie in, or -1 for
+	// response-level values. One bid may own several segments (a shadowed
+	// copy of seatbid[i].bid[j] also lies at that path).
+	Bid int
+	// Nodes is how many values the segment holds: objects, arrays, strings,
+	// numbers and literals alike.
+	Nodes int
+	// first and end delimit its strings in ScanValues.strs.
+	first, end int
+}
+
+// Strings returns how many string values the segment holds.
+func (s *ScanSegment) Strings() int { return s.end - s.first }
+
+// scanString is one string value: its decoded bytes in the document
+// (decoded false) or in the buffer, and its position among its segment's
+// values, from 1.
+type scanString struct {
+	off, end int32
+	node     int32
+	decoded  bool
+}
+
+// What a pooled ScanValues keeps between requests, at most.
+const (
+	maxPooledScanStrings = 8 << 10
+	maxPooledScanBuf     = 64 << 10
+)
+
+// Segments returns the segments in document order. The slice belongs to v.
+func (v *ScanValues) Segments() []ScanSegment { return v.segs }
+
+// String returns the i-th string value of seg, decoded, and its position
+// among the segment's values (1 for the segment's first value).
+func (v *ScanValues) String(seg *ScanSegment, i int) (s []byte, node int) {
+	st := &v.strs[seg.first+i]
+	if st.decoded {
+		return v.buf[st.off:st.end], int(st.node)
+	}
+	return v.raw[st.off:st.end], int(st.node)
+}
+
+// reset empties v for another request, keeping its storage unless it grew
+// beyond what the pool keeps.
+func (v *ScanValues) reset() {
+	if cap(v.strs) > maxPooledScanStrings {
+		v.strs, v.segs = nil, nil
+	}
+	if cap(v.buf) > maxPooledScanBuf {
+		v.buf = nil
+	}
+	*v = ScanValues{buf: v.buf[:0], segs: v.segs[:0], strs: v.strs[:0]}
+}
+
+// Build walks in.RawResponse, which jsonraw.Validate accepted and which was
+// decoded into in.Bids. The engine calls it once per request; tests and
+// benchmarks of scanning gates may call it on their own Input. It allocates
+// nothing once its storage has grown to the document's needs. On malformed
+// input it stops where the document stops making sense, without panicking.
+func (v *ScanValues) Build(in *Input) {
+	v.reset()
+	v.raw, v.built = in.RawResponse, true
+	if len(v.raw) > 1<<31-1 {
+		return // offsets are int32; far beyond limits.maxResponseBytes
+	}
+	w := scanBuilder{v: v, bids: in.Bids}
+	w.open(-1)
+	w.walk()
+	w.close()
+}
+
+// Frame roles: the containers on the way from the document to a bid.
+const (
+	roleRoot     uint8 = iota // the top-level object
+	roleSeatbids              // a seatbid array
+	roleSeatbid               // one seatbid object
+	roleBids                  // a bid array
+)
+
+// scanFrame is one open container on the path to the bids.
+type scanFrame struct {
+	role uint8
+	// special: the object member being read is "seatbid" (root) or "bid"
+	// (seatbid).
+	special bool
+	// next is the index of the next element (arrays).
+	next int
+	// seat is the seatbid index (roleSeatbid, roleBids); first is the index
+	// in Input.Bids of that seatbid's first decoded bid, or -1.
+	seat, first int
+}
+
+// scanBuilder is the state of one Build.
+type scanBuilder struct {
+	v      *ScanValues
+	bids   []Bid
+	frames [4]scanFrame
+	sd     int // frames open
+	// pd is the depth inside containers off the path to the bids (and
+	// inside a bid); inBid tells that the outermost of them is a bid.
+	pd     int
+	inBid  bool
+	cursor int // Input.Bids scan position within one seatbid array
+	cur    int // the open segment: v.segs[cur]
+}
+
+// open starts a segment owned by bid (or the response when -1).
+func (w *scanBuilder) open(bid int) {
+	v := w.v
+	v.segs = append(v.segs, ScanSegment{Bid: bid, first: len(v.strs), end: len(v.strs)})
+	w.cur = len(v.segs) - 1
+}
+
+// close ends the open segment, dropping it when it holds no value.
+func (w *scanBuilder) close() {
+	v := w.v
+	if v.segs[w.cur].Nodes == 0 {
+		v.segs = v.segs[:w.cur]
+	}
+}
+
+// walk visits every value of the document in order.
+func (w *scanBuilder) walk() {
+	b := w.v.raw
+	for i := 0; i < len(b); {
+		switch c := b[i]; c {
+		case ' ', '\t', '\n', '\r', ',', ':':
+			i++
+		case '"':
+			end, esc := jsonraw.StringEnd(b, i)
+			if end < 0 {
+				return
+			}
+			if j := jsonraw.SkipSpace(b, end); j < len(b) && b[j] == ':' {
+				w.key(b[i+1 : end-1])
+				i = j + 1
+				continue
+			}
+			w.value()
+			w.str(i+1, end-1, esc)
+			w.scalarEnd()
+			i = end
+		case '{', '[':
+			w.value()
+			w.enter(c)
+			i++
+		case '}', ']':
+			if !w.leave() {
+				return
+			}
+			i++
+		default: // a number or a literal
+			end := jsonraw.ValueEnd(b, i)
+			if end < 0 {
+				return
+			}
+			w.value()
+			w.scalarEnd()
+			i = end
+		}
+	}
+}
+
+// key reads an object key: on the path to the bids it marks the member that
+// leads on.
+func (w *scanBuilder) key(raw []byte) {
+	if w.pd > 0 || w.sd == 0 {
+		return
+	}
+	f := &w.frames[w.sd-1]
+	switch f.role {
+	case roleRoot:
+		f.special = jsonraw.KeyIs(raw, "seatbid")
+	case roleSeatbid:
+		f.special = jsonraw.KeyIs(raw, "bid")
+	}
+}
+
+// value counts a value that starts here and, on the path to the bids,
+// decides what it is: a bid opens the bid's segment.
+func (w *scanBuilder) value() {
+	if w.pd == 0 && w.sd > 0 {
+		f := &w.frames[w.sd-1]
+		switch f.role {
+		case roleSeatbids:
+			f.next++
+		case roleBids:
+			j := f.next
+			f.next++
+			if k := w.bidAt(f.seat, f.first, j); k >= 0 {
+				w.close()
+				w.open(k)
+				w.inBid = true
+			}
+		}
+	}
+	w.v.segs[w.cur].Nodes++
+}
+
+// enter opens the container whose first byte is c, after value counted it.
+func (w *scanBuilder) enter(c byte) {
+	if w.pd > 0 || w.inBid {
+		w.pd++
+		return
+	}
+	var parent *scanFrame
+	if w.sd > 0 {
+		parent = &w.frames[w.sd-1]
+	}
+	role, ok := uint8(0), false
+	switch {
+	case parent == nil:
+		role, ok = roleRoot, c == '{'
+	case parent.role == roleRoot:
+		role, ok = roleSeatbids, c == '[' && parent.special
+	case parent.role == roleSeatbids:
+		role, ok = roleSeatbid, c == '{'
+	case parent.role == roleSeatbid:
+		role, ok = roleBids, c == '[' && parent.special
+	}
+	if !ok {
+		w.pd++
+		return
+	}
+	f := scanFrame{role: role, seat: -1, first: -1}
+	switch role {
+	case roleSeatbids:
+		w.cursor = 0
+	case roleSeatbid:
+		f.seat = parent.next - 1 // value counted the element
+		f.first = w.firstBidOf(f.seat)
+	case roleBids:
+		f.seat, f.first = parent.seat, parent.first
+	}
+	w.frames[w.sd] = f
+	w.sd++
+}
+
+// leave closes the innermost container; false on a stray closer.
+func (w *scanBuilder) leave() bool {
+	if w.pd > 0 {
+		w.pd--
+		if w.pd == 0 && w.inBid {
+			w.endBid()
+		}
+		return true
+	}
+	if w.sd == 0 {
+		return false
+	}
+	w.sd--
+	return true
+}
+
+// scalarEnd ends a value that is a string, number or literal: when it was a
+// bid element by itself, the bid's segment ends with it.
+func (w *scanBuilder) scalarEnd() {
+	if w.pd == 0 && w.inBid {
+		w.endBid()
+	}
+}
+
+func (w *scanBuilder) endBid() {
+	w.inBid = false
+	w.close()
+	w.open(-1)
+}
+
+// str records the string value whose contents are raw[s:e].
+func (w *scanBuilder) str(s, e int, escaped bool) {
+	v := w.v
+	seg := &v.segs[w.cur]
+	st := scanString{off: int32(s), end: int32(e), node: int32(seg.Nodes)}
+	if body := v.raw[s:e]; escaped || !utf8.Valid(body) {
+		start := len(v.buf)
+		v.buf = jsonraw.Unescape(v.buf, body)
+		st = scanString{off: int32(start), end: int32(len(v.buf)), node: st.node, decoded: true}
+	}
+	v.strs = append(v.strs, st)
+	seg.end = len(v.strs)
+}
+
+// firstBidOf returns the index in Input.Bids of seatbid[seat]'s first
+// decoded bid, or -1. Seatbids are entered in order within one seatbid
+// array, so the cursor only moves forward until the next array.
+func (w *scanBuilder) firstBidOf(seat int) int {
+	for w.cursor < len(w.bids) && w.bids[w.cursor].SeatIndex < seat {
+		w.cursor++
+	}
+	if w.cursor < len(w.bids) && w.bids[w.cursor].SeatIndex == seat {
+		return w.cursor
+	}
+	return -1
+}
+
+// bidAt returns the index in Input.Bids of the decoded bid at
+// seatbid[seat].bid[j], or -1.
+func (w *scanBuilder) bidAt(seat, first, j int) int {
+	if first < 0 {
+		return -1
+	}
+	k := first + j
+	if k < len(w.bids) && w.bids[k].SeatIndex == seat && w.bids[k].BidIndex == j {
+		return k
+	}
+	return -1
+}

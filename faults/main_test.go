@@ -1,0 +1,321 @@
+package faults
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// Binary variants TestMain builds on first use.
+const (
+	binPlain  = "plain"  // go build
+	binRace   = "race"   // go build -race: config reloads under traffic
+	binInject = "inject" // go build -tags faultinject: injected panics
+)
+
+var (
+	binDir   string
+	binMu    sync.Mutex
+	binPaths = map[string]string{}
+	binErrs  = map[string]error{}
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "bidguard-faults-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// binary builds (once per run) and returns the path of a variant.
+func binary(t testing.TB, variant string) string {
+	t.Helper()
+	binMu.Lock()
+	defer binMu.Unlock()
+	if p := os.Getenv("BIDGUARD_FAULTS_BIN"); p != "" && variant == binPlain {
+		return p // measure another build (before/after comparisons)
+	}
+	if p, ok := binPaths[variant]; ok {
+		require.NoError(t, binErrs[variant])
+		return p
+	}
+	p := filepath.Join(binDir, "bidguard-"+variant)
+	args := []string{"build", "-o", p}
+	switch variant {
+	case binRace:
+		args = append(args, "-race")
+	case binInject:
+		args = append(args, "-tags", "faultinject")
+	}
+	cmd := exec.Command("go", append(args, "./cmd/bidguard")...)
+	cmd.Dir = ".."
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	binPaths[variant], binErrs[variant] = p, err
+	require.NoError(t, err)
+	return p
+}
+
+// slow skips a scenario unless BIDGUARD_FAULTS=1 (make faults).
+func slow(t *testing.T) {
+	t.Helper()
+	if os.Getenv("BIDGUARD_FAULTS") != "1" {
+		t.Skip("slow fault scenario: run with BIDGUARD_FAULTS=1 (make faults)")
+	}
+}
+
+// scenario names the docs/reliability.md row a test proves (see
+// TestScenarioList) and logs it.
+func scenario(t *testing.T, id string) {
+	t.Helper()
+	t.Logf("scenario %s", id)
+}
+
+// needsBranch marks a scenario that passes only once another branch is
+// merged; it skips while the behaviour it checks is missing.
+func needsBranch(t *testing.T, branch, why string) {
+	t.Helper()
+	if os.Getenv("BIDGUARD_FAULTS_ALL") != "1" {
+		t.Skipf("needs the %s branch: %s (BIDGUARD_FAULTS_ALL=1 runs it anyway)", branch, why)
+	}
+}
+
+// policyYAML is the policy of every fault scenario: the gates that reject
+// the fake bidders' bad bids (an impid the request lacks, a negative price).
+const policyYAML = `policy:
+  gates:
+    - gate: tmaxGuard
+      options: {bufferMs: 5}
+    - gate: impidMatch
+    - {gate: bidSanity, options: {maxFloorMultiple: 50}}
+`
+
+// procOpts start a serve process.
+type procOpts struct {
+	variant    string // binPlain when empty
+	upstream   string // URL of the bidder, routed at /bid
+	upName     string // the upstream's name ("dsp" when empty)
+	policy     string // the policy block (policyYAML when empty)
+	extra      string // more YAML (limits, deadline, upstreams' keys...)
+	configFile string // use this file instead of writing one
+	pollMs     int    // reloadPollMs (50 when 0)
+	nofile     int    // RLIMIT_NOFILE of the child when > 0
+	gomaxprocs int    // GOMAXPROCS of the child when > 0
+	env        []string
+	args       []string
+}
+
+// proc is a running `bidguard serve`.
+type proc struct {
+	t           *testing.T
+	cmd         *exec.Cmd
+	addr, admin string
+	config      string
+	stderr      *syncBuffer
+	done        chan struct{}
+	waitErr     error
+	baseline    float64 // go_goroutines once serving
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var servingLine = regexp.MustCompile(`serving on (\S+) \(admin (\S+)\)`)
+
+// configYAML is a scenario's config file: loopback ports, the bidder at
+// /bid, short idle timeouts so that goroutines settle fast.
+func configYAML(upstream, extra string) string { return configYAMLWith(upstream, "", "", extra) }
+
+func configYAMLWith(upstream, name, policy, extra string) string {
+	var b strings.Builder
+	b.WriteString("listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nreloadPollMs: 50\n")
+	if name == "" {
+		name = "dsp"
+	}
+	if upstream != "" {
+		fmt.Fprintf(&b, "upstreams:\n  - {name: %s, url: %q, path: /bid}\n", name, upstream)
+	}
+	if policy == "" {
+		policy = policyYAML
+	}
+	b.WriteString(policy)
+	b.WriteString(extra)
+	return b.String()
+}
+
+// startProc runs serve and waits for its serving line. The process is
+// stopped with SIGTERM when the test ends, and must exit 0 then.
+func startProc(t *testing.T, o procOpts) *proc {
+	t.Helper()
+	if o.variant == "" {
+		o.variant = binPlain
+	}
+	bin := binary(t, o.variant)
+	cfg := o.configFile
+	if cfg == "" {
+		cfg = filepath.Join(t.TempDir(), "bidguard.yaml")
+		extra := o.extra
+		if !strings.Contains(extra, "limits:") && os.Getenv("BIDGUARD_FAULTS_BIN") == "" {
+			extra += "limits: {idleTimeoutMs: 1000}\n"
+		}
+		yaml := configYAMLWith(o.upstream, o.upName, o.policy, extra)
+		if o.pollMs > 0 {
+			yaml = strings.Replace(yaml, "reloadPollMs: 50\n", fmt.Sprintf("reloadPollMs: %d\n", o.pollMs), 1)
+		}
+		require.NoError(t, os.WriteFile(cfg, []byte(yaml), 0o644))
+	}
+	argv := append([]string{bin, "serve", "--config", cfg}, o.args...)
+	var cmd *exec.Cmd
+	if o.nofile > 0 {
+		cmd = exec.Command("/bin/sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$@"`, o.nofile), "sh")
+		cmd.Args = append(cmd.Args, argv...)
+	} else {
+		cmd = exec.Command(argv[0], argv[1:]...)
+	}
+	cmd.Env = append(os.Environ(), o.env...)
+	if o.gomaxprocs > 0 {
+		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(o.gomaxprocs))
+	}
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	p := &proc{t: t, cmd: cmd, config: cfg, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stderr = p.stderr
+	if f := os.Getenv("BIDGUARD_FAULTS_STDERR"); f != "" { // debugging: keep the child's stderr
+		fh, err := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = fh.Close() })
+		cmd.Stderr = io.MultiWriter(p.stderr, fh)
+	}
+	require.NoError(t, cmd.Start())
+	go func() {
+		p.waitErr = cmd.Wait()
+		close(p.done)
+	}()
+	lines := make(chan string, 1)
+	go func() {
+		br := bufio.NewReader(stdout)
+		line, _ := br.ReadString('\n')
+		lines <- line
+		_, _ = io.Copy(io.Discard, br)
+	}()
+	select {
+	case line := <-lines:
+		m := servingLine.FindStringSubmatch(line)
+		require.NotNil(t, m, "serving line %q; stderr: %s", line, p.stderr.String())
+		p.addr, p.admin = m[1], m[2]
+	case <-time.After(30 * time.Second):
+		_ = cmd.Process.Kill()
+		t.Fatalf("serve did not start; stderr: %s", p.stderr.String())
+	}
+	t.Cleanup(func() {
+		if p.exited() {
+			return
+		}
+		p.stop()
+	})
+	p.baseline = p.metric("go_goroutines")
+	return p
+}
+
+func (p *proc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop sends SIGTERM and requires exit 0 within 15 s.
+func (p *proc) stop() {
+	p.t.Helper()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		require.NoError(p.t, p.waitErr, "exit 0 after SIGTERM; stderr: %s", p.stderr.String())
+	case <-time.After(15 * time.Second):
+		_ = p.cmd.Process.Kill()
+		p.t.Fatalf("serve did not stop within 15s; stderr: %s", p.stderr.String())
+	}
+}
+
+// metrics returns the admin /metrics text.
+func (p *proc) metrics() string {
+	p.t.Helper()
+	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := c.Get("http://" + p.admin + "/metrics")
+	require.NoError(p.t, err, "admin listener; stderr: %s", p.stderr.String())
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(p.t, err)
+	return string(b)
+}
+
+// metric returns one series' value (0 when absent).
+func (p *proc) metric(series string) float64 {
+	p.t.Helper()
+	return metricIn(p.t, p.metrics(), series)
+}
+
+func metricIn(t testing.TB, text, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if name, val, ok := strings.Cut(line, " "); ok && name == series {
+			f, err := strconv.ParseFloat(val, 64)
+			require.NoError(t, err)
+			return f
+		}
+	}
+	return 0
+}
+
+// healthy is the check after every scenario: the process is alive and its
+// goroutines come back to the baseline (slack: the runtime's and the
+// HTTP server's own, which come and go with idle workers).
+func (p *proc) healthy() {
+	p.t.Helper()
+	require.False(p.t, p.exited(), "the process is alive; stderr: %s", p.stderr.String())
+	require.NoError(p.t, p.cmd.Process.Signal(syscall.Signal(0)))
+	const slack = 8
+	var n float64
+	require.Eventually(p.t, func() bool {
+		n = p.metric("go_goroutines")
+		return n <= p.baseline+slack
+	}, 20*time.Second, 50*time.Millisecond, "goroutines back to the baseline %v (+%d)", p.baseline, slack)
+	p.t.Logf("goroutines: %v (baseline %v)", n, p.baseline)
+}

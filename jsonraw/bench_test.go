@@ -1,0 +1,40 @@
+package jsonraw
+
+import (
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func typical(tb testing.TB, name string) []byte {
+	tb.Helper()
+	data, err := os.ReadFile("testdata/typical-" + name + ".json")
+	require.NoError(tb, err)
+	return data
+}
+
+func BenchmarkValidate(b *testing.B) {
+	for _, name := range []string{"request", "response"} {
+		b.Run(name, func(b *testing.B) {
+			data := typical(b, name)
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				if _, err := Validate(data); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func BenchmarkLookup(b *testing.B) {
+	data := typical(b, "request")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := Lookup(data, "tmax"); !ok {
+			b.Fatal("no tmax")
+		}
+	}
+}

@@ -1,0 +1,46 @@
+// Package jsonraw is bidguard's one toolkit for raw JSON bytes: the
+// validating pass every document goes through before anything reads it, the
+// tokenizer that reads validated documents in place (skip space, string or
+// value; iterate an object's members or an array's elements), encoding/json's
+// rule for matching object keys to names, its escape decoding, and the
+// writers that produce JSON exactly as encoding/json writes it.
+//
+// # Two kinds of functions
+//
+// Validate is strict: it accepts exactly the documents encoding/json accepts
+// (RFC 8259 syntax, one value, only whitespace after it) and, beyond that,
+// rejects nesting deeper than MaxDepth and any number that overflows float64
+// wherever it stands (GATES.md, "Matching values"). It records whether the
+// strings held invalid UTF-8, which encoding/json tolerates.
+//
+// The readers (SkipSpace, StringEnd, ValueEnd, Object and Members, Array
+// and Elements, Lookup, IsNull, KeyIs, Keys, Rune, Hex4, NeedsUnescape,
+// Unescape, StringLen, Float, Int) read documents that Validate accepted, or
+// values cut from them, and do not re-check syntax. On malformed input they
+// never panic and never read out of bounds: they stop and report "not
+// found" (-1, false).
+//
+// The writers append to a caller's buffer: AppendString and AppendFloat
+// exactly what encoding/json writes, AppendValidUTF8 raw JSON with its
+// invalid UTF-8 escaped as \ufffd.
+//
+// # Keys
+//
+// Object keys match names as encoding/json matches them to struct fields:
+// escapes resolved, an exact match preferred, else Unicode simple case
+// folding ("DSA", "dſa" and "\u0064sa" all match "dsa"). Names are ASCII.
+// Where a key occurs more than once, the last occurrence wins (Lookup).
+//
+// # Strings
+//
+// Unescape and Rune decode as encoding/json does: a lone or reversed UTF-16
+// surrogate escape, and each byte of invalid UTF-8, become U+FFFD.
+// AppendString writes a string as encoding/json does with SetEscapeHTML(false).
+//
+// # Allocation and concurrency
+//
+// Nothing in this package allocates except Validate's error values, and the
+// Keys table built once by NewKeys. Functions are pure; a Keys table is
+// immutable and safe for concurrent use. Values returned are subslices of the
+// input: they live as long as it does and must not be modified.
+package jsonraw

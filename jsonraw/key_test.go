@@ -1,0 +1,134 @@
+package jsonraw
+
+import (
+	"encoding/json"
+	"reflect"
+	"strconv"
+	"testing"
+	"unicode"
+
+	"github.com/stretchr/testify/require"
+)
+
+// foldRune is encoding/json's folding: the smallest rune of the fold orbit.
+func foldRune(r rune) rune {
+	for {
+		r2 := unicode.SimpleFold(r)
+		if r2 <= r {
+			return r2
+		}
+		r = r2
+	}
+}
+
+// TestFoldsToAllRunes checks foldsTo against Unicode simple folding for every
+// rune and every ASCII byte.
+func TestFoldsToAllRunes(t *testing.T) {
+	var ascii [128]rune
+	for c := range ascii {
+		ascii[c] = foldRune(rune(c))
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		fr := foldRune(r)
+		for c := range ascii {
+			if (fr == ascii[c]) != foldsTo(r, byte(c)) {
+				t.Fatalf("foldsTo(%U, %q) = %v", r, rune(c), !(fr == ascii[c]))
+			}
+		}
+	}
+}
+
+func TestKeyIs(t *testing.T) {
+	f := func(raw, name string, want bool) {
+		t.Helper()
+		require.Equal(t, want, KeyIs([]byte(raw), name), "%s vs %s", raw, name)
+	}
+	f(`dsa`, "dsa", true)
+	f(`DSA`, "dsa", true)
+	f(`dſa`, "dsa", true)
+	f(`\u0064sa`, "dsa", true)
+	f(`\u0064\u017Fa`, "dsa", true)
+	f(`ds`, "dsa", false)
+	f(`dsaa`, "dsa", false)
+	f(`\u212Aey`, "key", true)
+	f(`d\u0000sa`, "dsa", false)
+	f(`ext`, "ext", true)
+	f(`e\xffxt`, "ext", false)
+}
+
+// testNames include names equal under folding, so Match must prefer the
+// exact one and otherwise the first.
+var testNames = []string{"id", "ID", "sk", "dsa", "s", "k", "ext", "tmax", "a_b", "x1"}
+
+var testKeys = NewKeys(testNames...)
+
+// testStruct has one int field per test name, in that order.
+var testStruct = func() reflect.Type {
+	var fields []reflect.StructField
+	for i, n := range testNames {
+		fields = append(fields, reflect.StructField{Name: "F" + strconv.Itoa(i), Type: reflect.TypeFor[int](),
+			Tag: reflect.StructTag(`json:"` + n + `"`)})
+	}
+	return reflect.StructOf(fields)
+}()
+
+// jsonMatch returns the field encoding/json assigns the raw key to, or -1.
+func jsonMatch(raw []byte) int {
+	v := reflect.New(testStruct)
+	doc := append(append([]byte(`{"`), raw...), `":1}`...)
+	if json.Unmarshal(doc, v.Interface()) != nil {
+		return -2
+	}
+	for i := range testNames {
+		if v.Elem().Field(i).Int() == 1 {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestKeysMatch(t *testing.T) {
+	f := func(raw string, want int) {
+		t.Helper()
+		require.Equal(t, want, testKeys.Match([]byte(raw)), raw)
+		require.Equal(t, want, jsonMatch([]byte(raw)), "encoding/json agrees: %s", raw)
+	}
+	f(`id`, 0)
+	f(`ID`, 1)
+	f(`Id`, 0)
+	f(`iD`, 0)
+	f(`\u0049D`, 1)
+	f(`SK`, 2)
+	f(`ſK`, 2)
+	f(`ſ`, 4)
+	f(`K`, 5)
+	f(`\u212a`, 5)
+	f(`TMAX`, 7)
+	f(`nope`, -1)
+	f(``, -1)
+	f(`A_B`, 8)
+	f(`X1`, 9)
+	require.Panics(t, func() { NewKeys("a", "a") })
+	require.Panics(t, func() { NewKeys("é") })
+}
+
+// FuzzKeysMatch: Keys.Match and KeyIs pick the field encoding/json picks.
+func FuzzKeysMatch(f *testing.F) {
+	for _, s := range []string{`id`, `ID`, `\u0069d`, `ſk`, `\u017f\u212a`, `DSA`, `tma\u0078`, "\xff", `\ud800`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if _, err := Validate(append(append([]byte(`"`), raw...), '"')); err != nil {
+			return
+		}
+		want := jsonMatch(raw)
+		require.Equal(t, want, testKeys.Match(raw), "%q", raw)
+		for i, n := range testNames {
+			one := NewKeys(n)
+			require.Equal(t, one.Match(raw) == 0, KeyIs(raw, n), "%q vs %q", raw, n)
+			if want == i {
+				require.True(t, KeyIs(raw, n))
+			}
+		}
+	})
+}

@@ -1,0 +1,332 @@
+package jsonraw
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// MaxDepth is the deepest nesting Validate accepts: at most this many
+// objects and arrays open at once (GATES.md, "The model").
+const MaxDepth = 1000
+
+// The kinds of Error.
+var (
+	// ErrEmpty: the document is empty or only whitespace.
+	ErrEmpty = errors.New("empty document")
+	// ErrSyntax: not JSON as encoding/json reads it.
+	ErrSyntax = errors.New("malformed JSON")
+	// ErrDepth: nesting deeper than MaxDepth.
+	ErrDepth = fmt.Errorf("nesting deeper than %d", MaxDepth)
+	// ErrRange: a number that overflows float64.
+	ErrRange = errors.New("number overflows float64")
+)
+
+// Error is why Validate rejected a document. errors.Is(err, ErrSyntax) and
+// the other kinds tell them apart.
+type Error struct {
+	// Err is ErrEmpty, ErrSyntax, ErrDepth or ErrRange.
+	Err error
+	// Offset is the byte offset of the problem.
+	Offset int
+	// Detail says what was wrong (for ErrSyntax) or the number, clipped
+	// (for ErrRange).
+	Detail string
+}
+
+func (e *Error) Error() string {
+	switch e.Err {
+	case ErrSyntax:
+		return fmt.Sprintf("malformed JSON at offset %d: %s", e.Offset, e.Detail)
+	case ErrRange:
+		return fmt.Sprintf("number %s overflows float64 (offset %d)", e.Detail, e.Offset)
+	case ErrEmpty:
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("%s (offset %d)", e.Err, e.Offset)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Doc is what Validate learned about a document it accepted.
+type Doc struct {
+	badUTF8 bool
+}
+
+// ValidUTF8 reports whether the whole document is valid UTF-8.
+func (d Doc) ValidUTF8() bool { return !d.badUTF8 }
+
+// SpanValidUTF8 reports whether span, a part of the document, is valid
+// UTF-8. It costs nothing for a document without invalid UTF-8 (the usual
+// case) and reads span otherwise.
+func (d Doc) SpanValidUTF8(span []byte) bool { return !d.badUTF8 || utf8.Valid(span) }
+
+// plainString marks the string bytes that need no attention: printable
+// ASCII but the quote and the backslash.
+var plainString = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
+// Validate checks that data is one JSON value exactly as encoding/json
+// accepts it (only whitespace around it), nested at most MaxDepth deep, with
+// no number that overflows float64. It allocates nothing on success.
+func Validate(data []byte) (Doc, error) {
+	i := SkipSpace(data, 0)
+	if i == len(data) {
+		return Doc{}, &Error{Err: ErrEmpty}
+	}
+	var objects [MaxDepth/64 + 1]uint64 // bit d: the container at depth d is an object
+	depth := 0
+	bad := false
+	var err *Error
+value:
+	for {
+		if i >= len(data) {
+			return Doc{}, syntaxError(i, "unexpected end of input")
+		}
+		switch c := data[i]; c {
+		case '{', '[':
+			if depth == MaxDepth {
+				return Doc{}, &Error{Err: ErrDepth, Offset: i}
+			}
+			closer := byte(']')
+			if c == '{' {
+				objects[depth>>6] |= 1 << (depth & 63)
+				closer = '}'
+			} else {
+				objects[depth>>6] &^= 1 << (depth & 63)
+			}
+			depth++
+			i = SkipSpace(data, i+1)
+			if i < len(data) && data[i] == closer {
+				depth--
+				i++
+				break
+			}
+			if c == '{' {
+				if i, bad, err = member(data, i, bad); err != nil {
+					return Doc{}, err
+				}
+			}
+			continue value
+		case '"':
+			if i, bad, err = scanString(data, i, bad); err != nil {
+				return Doc{}, err
+			}
+		case 't':
+			if i, err = literal(data, i, "true"); err != nil {
+				return Doc{}, err
+			}
+		case 'f':
+			if i, err = literal(data, i, "false"); err != nil {
+				return Doc{}, err
+			}
+		case 'n':
+			if i, err = literal(data, i, "null"); err != nil {
+				return Doc{}, err
+			}
+		default:
+			if i, err = scanNumber(data, i); err != nil {
+				return Doc{}, err
+			}
+		}
+		// After a value: close containers, or find the next one.
+		for {
+			i = SkipSpace(data, i)
+			if depth == 0 {
+				if i != len(data) {
+					return Doc{}, syntaxError(i, "data after the top-level value")
+				}
+				return Doc{badUTF8: bad}, nil
+			}
+			if i >= len(data) {
+				return Doc{}, syntaxError(i, "unexpected end of input")
+			}
+			d := depth - 1
+			inObject := objects[d>>6]&(1<<(d&63)) != 0
+			switch c := data[i]; {
+			case c == ',':
+				i = SkipSpace(data, i+1)
+				if inObject {
+					if i, bad, err = member(data, i, bad); err != nil {
+						return Doc{}, err
+					}
+				}
+				continue value
+			case inObject && c == '}', !inObject && c == ']':
+				depth--
+				i++
+			default:
+				return Doc{}, syntaxError(i, "unexpected "+quoteByte(c)+" after a value")
+			}
+		}
+	}
+}
+
+// member reads `"key" :` and the space after it; i is at the key.
+func member(data []byte, i int, bad bool) (int, bool, *Error) {
+	if i >= len(data) || data[i] != '"' {
+		if i >= len(data) {
+			return i, bad, syntaxError(i, "unexpected end of input")
+		}
+		return i, bad, syntaxError(i, "unexpected "+quoteByte(data[i])+" where an object key belongs")
+	}
+	i, bad, err := scanString(data, i, bad)
+	if err != nil {
+		return i, bad, err
+	}
+	i = SkipSpace(data, i)
+	if i >= len(data) || data[i] != ':' {
+		return i, bad, syntaxError(i, "missing ':' after an object key")
+	}
+	return SkipSpace(data, i+1), bad, nil
+}
+
+// scanString returns the index just past the string at data[i] and whether
+// invalid UTF-8 was seen (in it or before).
+func scanString(data []byte, i int, bad bool) (int, bool, *Error) {
+	j := i + 1
+	for j < len(data) {
+		// Short runs byte by byte; a long one eight bytes at a time.
+		k := min(j+16, len(data))
+		for j < k && plainString[data[j]] {
+			j++
+		}
+		if j == k {
+			for j+8 <= len(data) && !specialInWord(binary.LittleEndian.Uint64(data[j:])) {
+				j += 8
+			}
+			for j < len(data) && plainString[data[j]] {
+				j++
+			}
+			if j >= len(data) {
+				break
+			}
+		}
+		switch c := data[j]; {
+		case c == '"':
+			return j + 1, bad, nil
+		case c == '\\':
+			if j+1 >= len(data) {
+				return j, bad, syntaxError(j, "unexpected end of input")
+			}
+			switch data[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if Hex4(data, j+2) < 0 {
+					return j, bad, syntaxError(j, `invalid \u escape`)
+				}
+				j += 6
+			default:
+				return j, bad, syntaxError(j, "invalid escape "+quoteByte(data[j+1]))
+			}
+		case c < 0x20:
+			return j, bad, syntaxError(j, "control character in a string")
+		default:
+			r, w := utf8.DecodeRune(data[j:])
+			if r == utf8.RuneError && w == 1 {
+				bad = true
+			}
+			j += w
+		}
+	}
+	return j, bad, syntaxError(j, "unexpected end of input in a string")
+}
+
+// specialInWord reports whether any of the eight bytes of x is one that a
+// string scan must look at: a quote, a backslash, a control character or a
+// non-ASCII byte (SWAR: a byte below n sets its high bit in (x - n) &^ x).
+func specialInWord(x uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (lo * '"')
+	b := x ^ (lo * '\\')
+	return ((q-lo)&^q|(b-lo)&^b|(x-lo*0x20)&^x|x)&hi != 0
+}
+
+func literal(data []byte, i int, word string) (int, *Error) {
+	if len(data)-i < len(word) || string(data[i:i+len(word)]) != word {
+		return i, syntaxError(i, "unexpected "+quoteByte(data[i])+" where a value belongs")
+	}
+	return i + len(word), nil
+}
+
+// maxPlainDigits is the most integer digits a number without an exponent
+// may have and certainly not overflow float64 (10^308 < MaxFloat64).
+const maxPlainDigits = 308
+
+func scanNumber(data []byte, i int) (int, *Error) {
+	start, j := i, i
+	if data[j] == '-' {
+		j++
+	}
+	intDigits := 1
+	switch {
+	case j < len(data) && data[j] == '0':
+		j++
+	case j < len(data) && '1' <= data[j] && data[j] <= '9':
+		k := j
+		j = skipDigits(data, j)
+		intDigits = j - k
+	case j >= len(data):
+		return j, syntaxError(j, "unexpected end of input in a number")
+	default:
+		return j, syntaxError(j, "unexpected "+quoteByte(data[j])+" where a value belongs")
+	}
+	if j < len(data) && data[j] == '.' {
+		k := j + 1
+		if j = skipDigits(data, k); j == k {
+			return j, syntaxError(j, "a fraction needs a digit")
+		}
+	}
+	exp := false
+	if j < len(data) && (data[j] == 'e' || data[j] == 'E') {
+		exp = true
+		j++
+		if j < len(data) && (data[j] == '+' || data[j] == '-') {
+			j++
+		}
+		k := j
+		if j = skipDigits(data, k); j == k {
+			return j, syntaxError(j, "an exponent needs a digit")
+		}
+	}
+	if exp || intDigits > maxPlainDigits {
+		if _, err := strconv.ParseFloat(unsafeString(data[start:j]), 64); err != nil {
+			return j, &Error{Err: ErrRange, Offset: start, Detail: clip(data[start:j])}
+		}
+	}
+	return j, nil
+}
+
+func skipDigits(data []byte, j int) int {
+	for j < len(data) && '0' <= data[j] && data[j] <= '9' {
+		j++
+	}
+	return j
+}
+
+func syntaxError(off int, detail string) *Error {
+	return &Error{Err: ErrSyntax, Offset: off, Detail: detail}
+}
+
+func quoteByte(c byte) string {
+	if c >= 0x20 && c < utf8.RuneSelf {
+		return strconv.QuoteRune(rune(c))
+	}
+	return fmt.Sprintf("byte 0x%02x", c)
+}
+
+// clip shortens a number for an error message.
+func clip(b []byte) string {
+	const most = 32
+	if len(b) > most {
+		return string(b[:most]) + "..."
+	}
+	return string(b)
+}

@@ -1,0 +1,222 @@
+package jsonraw
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestValidate(t *testing.T) {
+	ok := func(doc string) {
+		t.Helper()
+		_, err := Validate([]byte(doc))
+		require.NoError(t, err, doc)
+		require.True(t, json.Valid([]byte(doc)), "encoding/json accepts it too: %s", doc)
+	}
+	bad := func(doc string, kind error, msg string) {
+		t.Helper()
+		_, err := Validate([]byte(doc))
+		require.ErrorIs(t, err, kind, doc)
+		require.Contains(t, err.Error(), msg, doc)
+	}
+	ok(`{}`)
+	ok(` [ ] `)
+	ok(`{"a":[1,-0,0.5,-1.5e3,1E+2,2e-2,true,false,null,"x\"\\\/\b\f\n\r\t\u00e9\ud83d\ude00"]}`)
+	ok(`"` + "\xff" + `"`)
+	ok(`1e-400`)
+	ok(`1.7976931348623157e308`)
+	ok(strings.Repeat("9", 308))
+	ok(strings.Repeat("[", MaxDepth) + strings.Repeat("]", MaxDepth))
+	ok(`{"s":"` + strings.Repeat("[", 2000) + `"}`)
+
+	bad(``, ErrEmpty, "empty document")
+	bad(" \n\t ", ErrEmpty, "empty document")
+	bad(`{"a":1} {}`, ErrSyntax, "malformed JSON at offset 8: data after the top-level value")
+	bad(`{"a":NaN}`, ErrSyntax, "malformed JSON")
+	bad(`{"a":1,}`, ErrSyntax, "object key")
+	bad(`[1,]`, ErrSyntax, "malformed JSON")
+	bad(`{"a" 1}`, ErrSyntax, "missing ':'")
+	bad(`{"a":01}`, ErrSyntax, "malformed JSON")
+	bad(`{"a":1.}`, ErrSyntax, "fraction")
+	bad(`{"a":1e}`, ErrSyntax, "exponent")
+	bad(`{"a":-}`, ErrSyntax, "malformed JSON")
+	bad(`{"a":+1}`, ErrSyntax, "malformed JSON")
+	bad(`{"a":tru}`, ErrSyntax, "malformed JSON")
+	bad(`{"a":"\x"}`, ErrSyntax, "invalid escape")
+	bad(`{"a":"\u12g4"}`, ErrSyntax, `invalid \u escape`)
+	bad("{\"a\":\"\x01\"}", ErrSyntax, "control character")
+	bad(`{"a":"x`, ErrSyntax, "unexpected end")
+	bad(`{"a":[1}`, ErrSyntax, "malformed JSON")
+	bad(`{'a':1}`, ErrSyntax, "object key")
+	bad(`{"a":1e400}`, ErrRange, "number 1e400 overflows float64 (offset 5)")
+	bad(`{"ext":{"x":[-1e309]}}`, ErrRange, "overflows float64")
+	bad(`1.7976931348623159e308`, ErrRange, "overflows")
+	bad(strings.Repeat("9", 309), ErrRange, "overflows")
+	bad(strings.Repeat("[", MaxDepth+1)+strings.Repeat("]", MaxDepth+1), ErrDepth, "nesting deeper than 1000")
+	bad(strings.Repeat(`{"a":`, MaxDepth+1)+"1"+strings.Repeat("}", MaxDepth+1), ErrDepth, "nesting deeper than 1000")
+}
+
+func TestValidateUTF8(t *testing.T) {
+	doc, err := Validate([]byte(`{"a":"é","b":["x"]}`))
+	require.NoError(t, err)
+	require.True(t, doc.ValidUTF8())
+	data := []byte(`{"a":"ok","b":"` + "\xed\xa0\x80" + `"}`)
+	doc, err = Validate(data)
+	require.NoError(t, err)
+	require.False(t, doc.ValidUTF8())
+	require.True(t, doc.SpanValidUTF8(data[:10]))
+	require.False(t, doc.SpanValidUTF8(data[10:]))
+}
+
+// validOracle decides with encoding/json alone what Validate must decide:
+// encoding/json's syntax, no nesting deeper than MaxDepth, no number that
+// overflows float64.
+func validOracle(data []byte) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			if v == '{' || v == '[' {
+				depth++
+				if depth > MaxDepth {
+					return false
+				}
+			} else {
+				depth--
+			}
+		case json.Number:
+			if _, err := strconv.ParseFloat(string(v), 64); err != nil {
+				return false
+			}
+		}
+	}
+}
+
+// FuzzValidate: Validate accepts exactly what encoding/json accepts, minus
+// deep nesting and overflowing numbers, and says whether the document is
+// valid UTF-8. The readers agree with it on every accepted document.
+func FuzzValidate(f *testing.F) {
+	for _, s := range []string{`{"a":[1,2,{"b":null}],"c":"\u00e9"}`, `[]`, `1e400`, `-0.0e-0`, `"\ud800"`,
+		"\"\xff\"", `{"a":1}x`, `[[[]]]`, `{"":""}`, ` true `, `{"a":"\\\""}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		doc, err := Validate(data)
+		want := validOracle(data)
+		require.Equal(t, want, err == nil, "%q: %v", data, err)
+		if err != nil {
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			require.True(t, e.Offset >= 0 && e.Offset <= len(data), "offset %d", e.Offset)
+			return
+		}
+		require.Equal(t, utf8.Valid(data), doc.ValidUTF8(), "%q", data)
+		i := SkipSpace(data, 0)
+		require.Equal(t, len(bytes.TrimRight(data, " \t\r\n")), ValueEnd(data, i), "%q", data)
+		checkReaders(t, data[i:ValueEnd(data, i)])
+	})
+}
+
+// checkReaders walks v with Object/Array and compares every member and
+// element with what encoding/json finds.
+func checkReaders(t *testing.T, v []byte) {
+	if m, ok := Object(v); ok {
+		var want []json.RawMessage
+		dec := json.NewDecoder(bytes.NewReader(v))
+		_, _ = dec.Token()
+		var keys []string
+		for dec.More() {
+			k, err := dec.Token()
+			require.NoError(t, err)
+			keys = append(keys, k.(string))
+			var raw json.RawMessage
+			require.NoError(t, dec.Decode(&raw))
+			want = append(want, raw)
+		}
+		n := 0
+		for {
+			key, val, more := m.Next()
+			if !more {
+				break
+			}
+			require.Less(t, n, len(want))
+			require.Equal(t, keys[n], string(Unescape(nil, key)))
+			require.Equal(t, string(want[n]), string(val))
+			s, e := m.Span()
+			require.True(t, bytes.HasPrefix(v[s:e], []byte(`"`)) && bytes.HasSuffix(v[s:e], val))
+			checkReaders(t, val)
+			n++
+		}
+		require.Equal(t, len(want), n, "%q", v)
+		require.True(t, m.Complete())
+		return
+	}
+	if a, ok := Array(v); ok {
+		var want []json.RawMessage
+		require.NoError(t, json.Unmarshal(v, &want))
+		n := 0
+		for {
+			val, more := a.Next()
+			if !more {
+				break
+			}
+			require.Less(t, n, len(want))
+			require.Equal(t, string(want[n]), string(val))
+			checkReaders(t, val)
+			n++
+		}
+		require.Equal(t, len(want), n, "%q", v)
+	}
+}
+
+// FuzzReadersNeverPanic: the readers take any bytes without panicking.
+func FuzzReadersNeverPanic(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"x\"",{"b":`, `["\`, `{"\u00`, `{"a"`, `[1,`, `"\ud800\u`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for i := -1; i <= len(data); i++ {
+			ValueEnd(data, i)
+		}
+		if m, ok := Object(data); ok {
+			for k, _, more := m.Next(); more; k, _, more = m.Next() {
+				KeyIs(k, "dsa")
+				Unescape(nil, k)
+			}
+		}
+		if a, ok := Array(data); ok {
+			for _, more := a.Next(); more; _, more = a.Next() {
+			}
+		}
+		Lookup(data, "ext")
+		StringLen(data)
+		Int(data)
+		if len(data) > 0 {
+			for i := 0; i < len(data); {
+				_, i = Rune(data, i)
+			}
+		}
+		testKeys.Match(data)
+		Unescape(nil, data)
+		AppendValidUTF8(nil, data)
+	})
+}

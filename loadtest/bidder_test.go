@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/valyala/fastjson"
+)
+
+// startBidder serves a fake bidder on a loopback port until the test ends.
+func startBidder(t *testing.T, o bidderOptions) (*bidder, string) {
+	t.Helper()
+	if o.latency == "" {
+		o.latency = "0"
+	}
+	if o.seats == 0 {
+		o.seats = 2
+	}
+	bd, err := newBidder(o)
+	require.NoError(t, err)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := bd.server(time.Minute)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Shutdown() })
+	return bd, "http://" + ln.Addr().String()
+}
+
+// TestShortAttackCountsEveryBid attacks a fake bidder directly for a second
+// with a bad-bid mix: with no bidguard in between, every bid the bidder sent
+// must be counted at the client under its tag, and the report must fail.
+func TestShortAttackCountsEveryBid(t *testing.T) {
+	_, base := startBidder(t, bidderOptions{bad: 0.5, late: 0.05, lateBy: time.Millisecond, nobid: 0.1, kinds: "all"})
+	dir := t.TempDir()
+	out := filepath.Join(dir, "run.jsonl")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"attack", "-target", base + "/bid", "-rate", "300", "-duration", "1s", "-connections", "8",
+		"-gen-coppa", "1", "-gen-dsa", "1", "-gen-tmax", "10-20", "-bidder", base, "-out", out, "-quiet"}, &stdout, &stderr)
+	require.Equal(t, 0, code, stderr.String())
+	r, err := readRun(out)
+	require.NoError(t, err)
+	s := r.summary
+	require.EqualValues(t, 300, s.Tally.Completed)
+	require.EqualValues(t, 300, s.Tally.OK+s.Tally.NoBid, "every request answered 2xx")
+	require.NotZero(t, s.Tally.NoBid)
+	require.NotEmpty(t, r.intervals)
+	require.NotNil(t, s.Bidder)
+	require.EqualValues(t, 300, s.Bidder.Requests)
+	require.Equal(t, s.Bidder.NoBid, s.Tally.NoBid)
+	for tag, n := range s.Bidder.Bids {
+		require.Equal(t, n, s.Tally.Bids[tag], "tag %s: sent and received differ", tag)
+	}
+	require.NotZero(t, s.Bidder.Bids[tagLate])
+	bad := 0
+	for tag, n := range s.Tally.Bids {
+		if strings.HasPrefix(tag, tagBad) {
+			bad++
+			require.Contains(t, s.Bidder.Gates, tag)
+		}
+		require.NotZero(t, n)
+	}
+	require.Greater(t, bad, len(kinds)/2, "a 0.5 share over 300 requests draws most kinds")
+
+	stdout.Reset()
+	require.Equal(t, 1, run([]string{"report", out}, &stdout, &stderr), "bad bids reached the client: the report fails")
+	require.Contains(t, stdout.String(), ": FAIL")
+}
+
+func TestBidderCountsEndpoint(t *testing.T) {
+	bd, base := startBidder(t, bidderOptions{kinds: "default"})
+	body, err := httpGet(base+countsPath, false)
+	require.NoError(t, err)
+	var c BidderCounts
+	require.NoError(t, json.Unmarshal(body, &c))
+	require.Zero(t, c.Requests)
+	require.Equal(t, "rtb.floor", c.Gates["bad-below-floor"])
+	require.Len(t, c.Gates, len(kinds))
+	require.Equal(t, bd.counts().Gates, c.Gates)
+	_, err = fetchBidder(base, false)
+	require.NoError(t, err)
+}
+
+func TestSelectKinds(t *testing.T) {
+	def, err := selectKinds("default")
+	require.NoError(t, err)
+	all, err := selectKinds("all")
+	require.NoError(t, err)
+	require.Len(t, all, len(kinds))
+	require.Less(t, len(def), len(all), "pending kinds are left out of default")
+	two, err := selectKinds("below-floor, wrong-id")
+	require.NoError(t, err)
+	require.Equal(t, "rtb.floor", two[0].gate)
+	_, err = selectKinds("nope")
+	require.ErrorContains(t, err, `unknown kind "nope"`)
+}
+
+// buildBidguard builds bidguard's command for the checks below.
+func buildBidguard(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bidguard")
+	out, err := exec.Command("go", "build", "-o", bin, "../cmd/bidguard").CombinedOutput()
+	require.NoError(t, err, string(out))
+	return bin
+}
+
+type checkReport struct {
+	Passed   bool
+	Rejected []struct {
+		Gate  string
+		BidID string `json:"bid_id"`
+	}
+	Warned   []struct{ Gate string }
+	Response *struct {
+		Seatbid []struct{ Bid []json.RawMessage }
+	}
+}
+
+func check(t *testing.T, bin, dir, name string, req, resp []byte) checkReport {
+	t.Helper()
+	rq, rs := filepath.Join(dir, name+".request.json"), filepath.Join(dir, name+".response.json")
+	require.NoError(t, os.WriteFile(rq, req, 0o644))
+	require.NoError(t, os.WriteFile(rs, resp, 0o644))
+	out, err := exec.Command(bin, "check", "--request", rq, "--response", rs).Output()
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+		t.Fatalf("check %s: %v", name, err)
+	}
+	var rep checkReport
+	require.NoError(t, json.Unmarshal(out, &rep), string(out))
+	return rep
+}
+
+// TestKindsAgainstCheck is the bid mix's contract with bidguard: valid bids
+// pass the embedded default policy without a warning, and each bad kind is
+// rejected by exactly the gate it targets (the first to reject it under
+// failFast), as `bidguard check` decides.
+func TestKindsAgainstCheck(t *testing.T) {
+	bin := buildBidguard(t)
+	dir := t.TempDir()
+
+	typical, err := loadRequests("../gates/testdata/typical-request.json")
+	require.NoError(t, err)
+	resp, err := samplePair(typical[0], nil)
+	require.NoError(t, err)
+	require.InDelta(t, 2048, len(resp), 600, "the typical request gets an answer of about 2 KB")
+	rep := check(t, bin, dir, "typical", typical[0], resp)
+	require.True(t, rep.Passed)
+	require.Empty(t, rep.Warned)
+	bids := 0
+	for _, sb := range rep.Response.Seatbid {
+		bids += len(sb.Bid)
+	}
+	require.Equal(t, 3, bids, "one bid per imp of the typical request")
+
+	req, err := sampleRequest()
+	require.NoError(t, err)
+	resp, err = samplePair(req, nil)
+	require.NoError(t, err)
+	rep = check(t, bin, dir, "ok", req, resp)
+	require.True(t, rep.Passed, "valid bids pass on a child-directed request requiring DSA")
+	require.Empty(t, rep.Warned)
+
+	for _, k := range kinds {
+		resp, err := samplePair(req, k)
+		require.NoError(t, err, k.name)
+		rep := check(t, bin, dir, k.name, req, resp)
+		if k.pending && rep.Passed {
+			t.Logf("kind %s: %s is not in the embedded default policy yet", k.name, k.gate)
+			continue
+		}
+		require.Len(t, rep.Rejected, 1, "kind %s", k.name)
+		require.Equal(t, k.gate, rep.Rejected[0].Gate, "kind %s", k.name)
+		if k.pending {
+			t.Errorf("kind %s: %s now rejects it: drop pending so -kinds default includes it", k.name, k.gate)
+		}
+		if k.response {
+			require.Empty(t, rep.Rejected[0].BidID, "kind %s rejects the response", k.name)
+		} else if k.name != "no-id" && k.name != "dup-id" {
+			require.True(t, strings.HasPrefix(rep.Rejected[0].BidID, tagBad+k.name+"-"), "kind %s: the tagged bid is the one rejected", k.name)
+		}
+	}
+}
+
+// TestMixDraw: each kind gets about bad/len(kinds) of the bids, and a kind
+// that does not apply is sent valid and reported as a fallback.
+func TestMixDraw(t *testing.T) {
+	selected, err := selectKinds("default")
+	require.NoError(t, err)
+	m := newMix(0.5, selected, 2)
+	req, err := sampleRequest() // every kind applies to some imp of it
+	require.NoError(t, err)
+	var info reqInfo
+	var p fastjson.Parser
+	require.NoError(t, info.parse(&p, req))
+	var pl plan
+	drawn := map[string]int{}
+	fallbacks := map[string]int{}
+	const n = 20_000
+	for range n {
+		m.draw(&info, &pl, func(k *kind) { fallbacks[k.name]++ })
+		require.Len(t, pl.bids, len(info.imps))
+		if pl.resp != nil {
+			drawn[pl.resp.name] += len(info.imps)
+			continue
+		}
+		for _, k := range pl.bids {
+			if k != nil {
+				drawn[k.name]++
+			}
+		}
+	}
+	per := 0.5 * n * float64(len(info.imps)) / float64(len(selected))
+	for _, k := range selected {
+		got := float64(drawn[k.name] + fallbacks[k.name])
+		require.InDelta(t, per, got, per*0.25, "kind %s", k.name)
+	}
+	require.NotZero(t, fallbacks["creative-size"], "creative-size applies to banner imps only")
+	require.Zero(t, fallbacks["impid"])
+
+	pl.late = true
+	m.draw(&info, &pl, func(*kind) { t.Fatal("a late answer holds valid bids only") })
+	require.Nil(t, pl.resp)
+	for _, k := range pl.bids {
+		require.Nil(t, k)
+	}
+}

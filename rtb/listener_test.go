@@ -1,0 +1,276 @@
+package rtb
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/engine"
+)
+
+func TestDefaultMaxConns(t *testing.T) {
+	require.Equal(t, 480, DefaultMaxConns(1024))
+	require.Equal(t, 16, DefaultMaxConns(64))
+	require.Equal(t, 16, DefaultMaxConns(0))
+	require.Equal(t, 1<<20, DefaultMaxConns(1<<40))
+	var rl syscall.Rlimit
+	require.NoError(t, syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl))
+	srv, err := New(&engine.Holder{}, Options{})
+	require.NoError(t, err)
+	require.Equal(t, DefaultMaxConns(rl.Cur), srv.maxConns(), "derived from the soft limit")
+}
+
+// flakyListener fails Accept with errs, in order, then accepts from the
+// real listener.
+type flakyListener struct {
+	net.Listener
+	mu   sync.Mutex
+	errs []error
+}
+
+func (l *flakyListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	if len(l.errs) > 0 {
+		err := l.errs[0]
+		l.errs = l.errs[1:]
+		l.mu.Unlock()
+		return nil, err
+	}
+	l.mu.Unlock()
+	return l.Listener.Accept()
+}
+
+// TestAcceptSurvivesEMFILE: temporary accept errors are retried with
+// back-off and counted; serving goes on.
+func TestAcceptSurvivesEMFILE(t *testing.T) {
+	sc, _ := setup(t, fixed(204, nil), "")
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
+	fl := &flakyListener{Listener: inner, errs: []error{emfile, emfile, emfile, &net.OpError{Op: "accept", Err: syscall.ECONNABORTED}}}
+	done := make(chan error, 1)
+	go func() { done <- sc.srv.Serve(fl) }()
+	resp, err := client.Post("http://"+inner.Addr().String()+"/bid", "application/json", strings.NewReader(string(withTmax(t, 1000))))
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, 204, resp.StatusCode)
+	require.EqualValues(t, 4, sc.metric("bidguard_accept_errors_total"))
+	sc.stop()
+	require.NoError(t, <-done, "Serve returns nil after Shutdown")
+}
+
+// TestMaxConns: connections over limits.maxConns are closed at once and
+// counted; a freed slot is usable again.
+func TestMaxConns(t *testing.T) {
+	sc, b := setup(t, fixed(204, nil), "limits: {maxConns: 2}\n")
+	addr := strings.TrimPrefix(sc.base, "http://")
+	var held []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		held = append(held, c)
+	}
+	require.Eventually(t, func() bool { return sc.srv.OpenConns() == 2 }, 5*time.Second, time.Millisecond)
+	extra, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	require.NoError(t, extra.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = extra.Read(make([]byte, 1))
+	require.Error(t, err, "closed at once")
+	require.NotErrorIs(t, err, context.DeadlineExceeded)
+	extra.Close()
+	require.EqualValues(t, 1, sc.metric("bidguard_connections_refused_total"))
+	require.EqualValues(t, 2, sc.metric("bidguard_connections_open"))
+
+	held[0].Close()
+	require.Eventually(t, func() bool { return sc.srv.OpenConns() == 1 }, 5*time.Second, time.Millisecond)
+	answers := rawExchange(t, addr, smuggled[:len("POST /bid HTTP/1.1\r\n")]+"Connection: close\r\n"+smuggled[len("POST /bid HTTP/1.1\r\n"):])
+	require.Len(t, answers, 1)
+	require.Equal(t, 204, answers[0].StatusCode)
+	require.EqualValues(t, 1, b.calls.Load())
+	held[1].Close()
+}
+
+// TestIdleTimeout: an idle keep-alive connection is closed after
+// limits.idleTimeoutMs.
+func TestIdleTimeout(t *testing.T) {
+	sc, _ := setup(t, fixed(204, nil), "limits: {idleTimeoutMs: 200}\n")
+	c, err := net.Dial("tcp", strings.TrimPrefix(sc.base, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, smuggled)
+	require.NoError(t, err)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 204, resp.StatusCode)
+	start := time.Now()
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	_, err = br.ReadByte()
+	require.ErrorIs(t, err, io.EOF)
+	require.Less(t, time.Since(start), 2*time.Second)
+	require.Eventually(t, func() bool { return sc.srv.OpenConns() == 0 }, 5*time.Second, time.Millisecond)
+}
+
+// Test408OnKeepAlive: a request that stalls on a kept-alive connection is
+// answered 408 even when the previous answer's write deadline has passed.
+func Test408OnKeepAlive(t *testing.T) {
+	b := newBidder(t, fixed(204, nil))
+	sc := startSidecarWith(t, compile(t, fmt.Sprintf(baseConfig, b.URL), nil), func(s *Server) {
+		s.srv.ReadTimeout = 300 * time.Millisecond
+		s.srv.WriteTimeout = 50 * time.Millisecond
+	})
+	c, err := net.Dial("tcp", strings.TrimPrefix(sc.base, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, smuggled)
+	require.NoError(t, err)
+	br := bufio.NewReader(c)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 204, resp.StatusCode)
+	time.Sleep(100 * time.Millisecond) // the write deadline passes
+	_, err = io.WriteString(c, "POST /bid HTTP/1.1\r\nHost: x\r\nContent-Le")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	resp, err = http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 408, resp.StatusCode)
+	body, _ := io.ReadAll(resp.Body)
+	require.Equal(t, "request not received in time\n", string(body))
+}
+
+// TestShutdownAnswersIdleConnection: a request sent on an idle keep-alive
+// connection just after shutdown begins is answered 204 with
+// Connection: close, not refused.
+func TestShutdownAnswersIdleConnection(t *testing.T) {
+	b := newBidder(t, fixed(204, nil))
+	sc := startSidecarWith(t, compile(t, fmt.Sprintf(baseConfig, b.URL), nil), func(s *Server) { s.drain = 5 * time.Second })
+	c, err := net.Dial("tcp", strings.TrimPrefix(sc.base, "http://"))
+	require.NoError(t, err)
+	defer c.Close()
+	br := bufio.NewReader(c)
+	_, err = io.WriteString(c, smuggled)
+	require.NoError(t, err)
+	resp, err := http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 204, resp.StatusCode)
+
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		done <- sc.srv.Shutdown(ctx)
+	}()
+	require.Eventually(t, func() bool { return !sc.srv.Ready() }, 5*time.Second, time.Millisecond)
+	time.Sleep(50 * time.Millisecond)
+	_, err = io.WriteString(c, smuggled)
+	require.NoError(t, err)
+	resp, err = http.ReadResponse(br, nil)
+	require.NoError(t, err)
+	require.Equal(t, 204, resp.StatusCode)
+	require.True(t, resp.Close, "Connection: close")
+	require.NoError(t, <-done)
+	require.Less(t, time.Since(start), 4*time.Second, "shutdown ends once every connection is closed")
+	require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="shutdown"}`))
+	require.EqualValues(t, 1, b.calls.Load())
+}
+
+// TestArrivalIsKernelReceiveTime: a request's arrival is when its bytes
+// reached the host, not when the server read them.
+func TestArrivalIsKernelReceiveTime(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	enableTimestamps(ln)
+	time.Sleep(50 * time.Millisecond) // the kernel enables timestamping lazily
+	srv, err := New(&engine.Holder{}, Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	cl, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer cl.Close()
+	nc, err := ln.Accept()
+	require.NoError(t, err)
+	c := srv.newConn(nc)
+	defer c.Close()
+	require.NotNil(t, c.rc, "recvmsg with SO_TIMESTAMPNS on TCP")
+
+	sent := time.Now()
+	_, err = io.WriteString(cl, smuggled+smuggled)
+	require.NoError(t, err)
+	time.Sleep(200 * time.Millisecond)
+	buf := make([]byte, 4096)
+	n, err := c.Read(buf)
+	require.NoError(t, err)
+	require.Equal(t, 2*len(smuggled), n)
+	for k := uint64(1); k <= 2; k++ {
+		at, ok := c.arrival(k)
+		require.True(t, ok)
+		require.WithinDuration(t, sent, at, 100*time.Millisecond, "request %d: received when sent, read 200ms later", k)
+	}
+	_, ok := c.arrival(3)
+	require.True(t, ok, "a later request maps to the last run until its own read")
+
+	// A request of its own read gets that read's time.
+	_, err = io.WriteString(cl, smuggled)
+	require.NoError(t, err)
+	_, err = c.Read(buf)
+	require.NoError(t, err)
+	at, _ := c.arrival(3)
+	require.WithinDuration(t, time.Now(), at, 100*time.Millisecond)
+}
+
+// TestQueuedRequestShed: a pipelined request that waited behind a slow one
+// until its budget was gone is answered 204 without calling the bidder.
+func TestQueuedRequestShed(t *testing.T) {
+	sc, b := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(300 * time.Millisecond)
+		w.WriteHeader(204)
+	}, "")
+	slow := strings.Replace(smuggled, `"tmax":500`, `"tmax":900`, 1)
+	quick := strings.Replace(smuggled, `"tmax":500`, `"tmax":200`, 1)
+	quick = strings.Replace(quick, "Host: x\r\n", "Host: x\r\nConnection: close\r\n", 1)
+	answers := rawExchange(t, strings.TrimPrefix(sc.base, "http://"), slow+quick)
+	require.Len(t, answers, 2)
+	require.Equal(t, 204, answers[1].StatusCode)
+	require.EqualValues(t, 1, b.calls.Load(), "the queued request never reached the bidder")
+	require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="budget"}`))
+}
+
+// TestPrepareListener: once prepared, the first connection's first request
+// is stamped with its arrival.
+func TestPrepareListener(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	PrepareListener(ln, time.Second)
+	srv, err := New(&engine.Holder{}, Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	cl, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer cl.Close()
+	nc, err := ln.Accept()
+	require.NoError(t, err)
+	c := srv.newConn(nc)
+	defer c.Close()
+	_, err = io.WriteString(cl, smuggled)
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+	_, err = c.Read(make([]byte, 4096))
+	require.NoError(t, err)
+	require.True(t, c.stamped)
+	at, ok := c.arrival(1)
+	require.True(t, ok)
+	require.Greater(t, time.Since(at), 90*time.Millisecond)
+}

@@ -1,0 +1,167 @@
+package rtb
+
+import (
+	"runtime/metrics"
+	"sync/atomic"
+	"time"
+)
+
+// Overload shedding. Two mechanisms keep admitted requests on time when the
+// exchange sends more than bidguard can serve:
+//
+//   - Queue time: a request's deadline D runs from the kernel's receive time
+//     of its first bytes (connArrival), so time spent waiting (behind
+//     pipelined requests, for a CPU) counts against its budget, and a
+//     request whose remaining budget is below minBidderMs is answered 204 at
+//     once (shed reason "budget"), before its body is decoded when even
+//     maxTmaxMs would not leave enough.
+//   - An adaptive in-flight limit (the governor): when the CPU is saturated
+//     every request waits for a core, after its arrival and again after the
+//     bidder answers, and answers leave late although each was admitted in
+//     time. The governor lowers the in-flight limit below limits.maxInFlight
+//     while the Go scheduler's run-queue latency is high, and raises it
+//     again while it is low and the limit is what sheds (shed reason
+//     "inflight").
+//
+// The governor is a gradient controller in the spirit of Envoy's adaptive
+// concurrency filter and Netflix's concurrency-limits, with one difference:
+// those compare the latency of whole requests with a measured minimum,
+// which here would be the bidder's latency, an external quantity that
+// changes on its own (a slower bidder would shrink the limit and shed
+// traffic bidguard could serve). What bidguard controls is its own CPU, so
+// the signal is the time runnable goroutines wait for a core
+// (runtime/metrics /sched/latencies:seconds), sampled every governorTick.
+const (
+	governorTick = 20 * time.Millisecond
+	// schedTarget: a p90 run-queue latency above it is overload. Well under
+	// deadline.gateReserveMs: the judging after the bidder's answer must not
+	// wait for a core longer than the reserve.
+	schedTarget = 2 * time.Millisecond
+	// schedMinSamples: fewer scheduling events in a tick carry no signal.
+	schedMinSamples = 64
+	// governorFloor is the lowest limit the governor sets.
+	governorFloor = 4
+)
+
+// maxSchedReserve caps the reserve added for the run-queue latency.
+const maxSchedReserve = 100 * time.Millisecond
+
+// governor holds the adaptive in-flight limit and the run-queue latency.
+// limit and tail are read on every request (atomic loads); the controller
+// goroutine writes them.
+type governor struct {
+	limit atomic.Int64 // 0: not constrained (limits.maxInFlight applies)
+	shed  atomic.Int64 // in-flight sheds since the last tick
+	tail  atomic.Int64 // p99 run-queue latency of the last tick, ns
+
+	sample []metrics.Sample
+	prev   []uint64
+}
+
+const schedLatencies = "/sched/latencies:seconds"
+
+func newGovernor() *governor {
+	return &governor{sample: []metrics.Sample{{Name: schedLatencies}}}
+}
+
+// schedReserve is what the bid path keeps, beside deadline.gateReserveMs,
+// for the wait for a core once the bidder has answered: twice the p99
+// run-queue latency of the last tick (0 on an idle or healthy process),
+// capped at maxSchedReserve. Under CPU starvation the bidder gets less time
+// and the answer still leaves by D.
+func (g *governor) schedReserve() time.Duration {
+	return min(2*time.Duration(g.tail.Load()), maxSchedReserve)
+}
+
+// effective is the in-flight limit to apply: the adaptive one when it is
+// below the configured one.
+func (g *governor) effective(configured int) int {
+	if l := g.limit.Load(); l > 0 && (configured <= 0 || l < int64(configured)) {
+		return int(l)
+	}
+	return configured
+}
+
+// run adjusts the limit every governorTick until stop is closed. inflight
+// reads the requests in flight, ceiling the configured limits.maxInFlight.
+func (g *governor) run(stop <-chan struct{}, inflight func() int64, ceiling func() int) {
+	t := time.NewTicker(governorTick)
+	defer t.Stop()
+	g.read() // the first read sets the baseline
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			p90, p99 := g.read()
+			g.tail.Store(int64(p99))
+			g.adjust(p90, inflight(), int64(ceiling()))
+		}
+	}
+}
+
+// adjust is one step of the controller: over schedTarget the limit drops
+// to 3/4 of the lower of itself and the requests in flight; under it, and
+// only while the limit is what sheds, it grows by 1/8.
+func (g *governor) adjust(p90 time.Duration, inflight, ceiling int64) {
+	shed := g.shed.Swap(0)
+	cur := g.limit.Load()
+	if cur == 0 || (ceiling > 0 && cur > ceiling) {
+		cur = ceiling
+	}
+	next := cur
+	switch {
+	case p90 > schedTarget:
+		base := max(inflight, governorFloor)
+		if cur > 0 {
+			base = min(cur, base)
+		}
+		next = max(base*3/4, governorFloor)
+	case shed > 0 && cur > 0:
+		next = cur + max(cur/8, 1)
+	}
+	if ceiling > 0 && next >= ceiling {
+		next = 0
+	}
+	g.limit.Store(next)
+}
+
+// read returns the 90th and 99th percentiles of the run-queue latency since
+// the last call (0 when too few goroutines were scheduled to tell).
+func (g *governor) read() (p90, p99 time.Duration) {
+	metrics.Read(g.sample)
+	if g.sample[0].Value.Kind() != metrics.KindFloat64Histogram {
+		return 0, 0
+	}
+	h := g.sample[0].Value.Float64Histogram()
+	if len(g.prev) != len(h.Counts) {
+		g.prev = append(g.prev[:0], h.Counts...)
+		return 0, 0
+	}
+	var total uint64
+	for i, c := range h.Counts {
+		total += c - g.prev[i]
+	}
+	if total >= schedMinSamples {
+		p90 = quantile(h, g.prev, total-total/10)
+		p99 = quantile(h, g.prev, total-total/100)
+	}
+	copy(g.prev, h.Counts)
+	return p90, p99
+}
+
+// quantile returns the upper bound of the bucket holding the want-th
+// scheduling event since prev.
+func quantile(h *metrics.Float64Histogram, prev []uint64, want uint64) time.Duration {
+	seen := uint64(0)
+	for i, c := range h.Counts {
+		seen += c - prev[i]
+		if seen >= want {
+			if ub := h.Buckets[i+1]; ub < 1 {
+				return time.Duration(ub * float64(time.Second))
+			}
+			return time.Second // the last bucket is unbounded
+		}
+	}
+	return 0
+}

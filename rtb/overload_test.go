@@ -1,0 +1,72 @@
+package rtb
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestGovernorAdjust(t *testing.T) {
+	g := newGovernor()
+	require.Equal(t, 2048, g.effective(2048), "unconstrained at start")
+
+	// Overload: 3/4 of the requests in flight.
+	g.adjust(10*time.Millisecond, 100, 2048)
+	require.Equal(t, 75, g.effective(2048))
+	// Still overloaded with fewer in flight: follows them down, not below the floor.
+	g.adjust(10*time.Millisecond, 40, 2048)
+	require.Equal(t, 30, g.effective(2048))
+	for range 20 {
+		g.adjust(10*time.Millisecond, 0, 2048)
+	}
+	require.Equal(t, governorFloor, g.effective(2048))
+
+	// Calm and the limit sheds: it grows by 1/8 (at least 1) per tick.
+	g.shed.Add(3)
+	g.adjust(0, 4, 2048)
+	require.Equal(t, governorFloor+1, g.effective(2048))
+	// Calm and the limit does not shed: it stays.
+	g.adjust(0, 1, 2048)
+	require.Equal(t, governorFloor+1, g.effective(2048))
+	// Growing past the ceiling lifts the constraint; a lower configured
+	// limit always wins.
+	g.limit.Store(1900)
+	g.shed.Add(1)
+	g.adjust(0, 1900, 2048)
+	require.Equal(t, 2048, g.effective(2048))
+	require.EqualValues(t, 0, g.limit.Load())
+	g.limit.Store(500)
+	require.Equal(t, 100, g.effective(100))
+}
+
+func TestGovernorReadsSchedulerLatency(t *testing.T) {
+	g := newGovernor()
+	p90, _ := g.read()
+	require.Zero(t, p90, "the first read is the baseline")
+	// Many goroutines runnable at once on few Ps: the run queue is long.
+	done := make(chan struct{})
+	for range 200 {
+		go func() {
+			for {
+				select {
+				case <-done:
+					return
+				default:
+					for i := 0; i < 2e4; i++ {
+						_ = i * i
+					}
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	p90, p99 := g.read()
+	close(done)
+	require.Greater(t, p90, schedTarget, "200 spinning goroutines make goroutines wait for a core")
+	require.GreaterOrEqual(t, p99, p90)
+	g.tail.Store(int64(p99))
+	require.Equal(t, min(2*p99, maxSchedReserve), g.schedReserve())
+}
