@@ -21,9 +21,10 @@ import (
 //
 // Every sample is rejected, for reasons a strict exchange wants: prices 100x
 // and more over the spec requests' 0.03 floor, the placeholder advertiser
-// domain, a deal id the request does not offer, and inline creatives without
-// crid or adomain. (The banner bids without a size pass creativeSize: the
-// simple-banner imp offers exactly one size.)
+// domain, a deal id the request does not offer, inline creatives without crid
+// or adomain, and win notices over plain http. (The banner bids without a size
+// pass creativeSize: the simple-banner imp offers exactly one size.)
+// markupSafety passes every sample's markup.
 func TestPublicSamplesUnderDefaultPolicy(t *testing.T) {
 	cfg, err := engine.ParseConfig(configs.DefaultName, configs.Default)
 	require.NoError(t, err)
@@ -34,15 +35,18 @@ func TestPublicSamplesUnderDefaultPolicy(t *testing.T) {
 		loss, nbr    int
 	}
 	placeholder := hit{"rtb.adomain-verify", "placeholder adomain: advertiserdomain.com", 6, 300}
+	httpNurl := hit{"rtb.url-safety", "unsafe url in nurl: scheme not https", 3, 300}
 	inline := []hit{
 		{"rtb.required-fields", "bid missing crid", 8, 300},
 		{"rtb.bid-sanity", "bid price 3 is 100x the floor 0.03 (max 50x)", 3, 300},
 		{"rtb.adomain-verify", "bid has no adomain", 6, 300},
+		httpNurl,
 	}
 	want := map[string][]hit{
-		"win-notice": {{"rtb.bid-sanity", "bid price 9.43 is 314.33x the floor 0.03 (max 50x)", 3, 300}, placeholder},
+		"win-notice": {{"rtb.bid-sanity", "bid price 9.43 is 314.33x the floor 0.03 (max 50x)", 3, 300}, placeholder, httpNurl},
 		"direct-deal": {{"rtb.bid-sanity", "bid price 5 is 166.67x the floor 0.03 (max 50x)", 3, 300},
-			{"rtb.deal", "unknown deal id: ABC-1234-6789", 4, 300}, placeholder},
+			{"rtb.deal", "unknown deal id: ABC-1234-6789", 4, 300}, placeholder,
+			{"rtb.url-safety", "unsafe url in nurl: space", 3, 300}}, // "http: //adserver.com"
 		"native-inline": inline,
 		"vast-inline":   inline,
 	}

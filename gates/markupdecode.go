@@ -3,8 +3,11 @@ package gates
 // Decoding the escapes a bidder may hide a URL behind, lazily and in place:
 // JSON string escapes, HTML/XML character references, CSS escapes and
 // percent-encoding, layered as a browser (or a careful reader) undoes them.
-// Nothing is copied or allocated; lookahead is bounded, so reading a whole
-// input costs time linear in its size.
+// Nothing is copied or allocated (decodeMarkup copies into a pooled buffer);
+// lookahead is bounded, so reading a whole input costs time linear in its
+// size.
+
+import "bytes"
 
 import "github.com/bidguard/bidguard/jsonraw"
 
@@ -311,4 +314,25 @@ func legacyEntity(name []byte) (byte, bool) {
 		return '"', true
 	}
 	return 0, false
+}
+
+// decodeMarkup returns s read through the escape layers flags (character
+// references for srcdoc and XML text): s itself when it holds no '&', '\\'
+// or '%' to undo, else a pooled buffer (buf) that the caller hands back with
+// releaseUnescapedNative once done with text. A decoded character outside
+// ASCII reads as one byte 0x80, which the scanners treat as any non-ASCII byte.
+func decodeMarkup(s []byte, flags uint8) (text []byte, buf *[]byte) {
+	if bytes.IndexByte(s, '&') < 0 && bytes.IndexByte(s, '\\') < 0 && bytes.IndexByte(s, '%') < 0 {
+		return s, nil
+	}
+	buf = nativeUnescapedBufs.Get().(*[]byte)
+	b := (*buf)[:0]
+	d := escDecoder{s: s, flags: flags}
+	for p := 0; p < len(s); {
+		var c byte
+		c, p = d.at(p)
+		b = append(b, c)
+	}
+	*buf = b
+	return b, buf
 }

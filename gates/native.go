@@ -20,10 +20,14 @@ type nativeField uint8
 
 const (
 	nativeNone nativeField = iota
-	// nativeURL: assets[].img.url, imptrackers[], eventtrackers[].url.
+	// nativeURL: assets[].img.url, imptrackers[], link.clicktrackers[],
+	// eventtrackers[].url.
 	nativeURL
 	// nativeHTML: jstracker, a string of HTML (script tags).
 	nativeHTML
+	// nativeClick: link.url and link.fallback, click-throughs (followed on a
+	// click, not loaded).
+	nativeClick
 )
 
 // nativeFrame is an open object or array: the key it sits under (for an
@@ -118,7 +122,7 @@ func (w *nativeStrings) next() (kind nativeField, start, end int, ok bool) {
 // nativeKind classifies a string value by where it sits.
 func nativeKind(t *nativeFrame, key []byte) nativeField {
 	if t.arr {
-		if nativeKeyIs(t.key, "imptrackers") {
+		if nativeKeyIs(t.key, "imptrackers") || nativeKeyIs(t.key, "clicktrackers") {
 			return nativeURL
 		}
 		return nativeNone
@@ -128,7 +132,14 @@ func nativeKind(t *nativeFrame, key []byte) nativeField {
 		if nativeKeyIs(t.key, "img") && !t.inArr || nativeKeyIs(t.key, "eventtrackers") && t.inArr {
 			return nativeURL
 		}
-	case nativeKeyIs(key, "imptrackers"):
+		if nativeKeyIs(t.key, "link") && !t.inArr {
+			return nativeClick
+		}
+	case nativeKeyIs(key, "fallback"):
+		if nativeKeyIs(t.key, "link") && !t.inArr {
+			return nativeClick
+		}
+	case nativeKeyIs(key, "imptrackers"), nativeKeyIs(key, "clicktrackers"):
 		return nativeURL
 	case nativeKeyIs(key, "jstracker"):
 		return nativeHTML

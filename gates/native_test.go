@@ -16,7 +16,7 @@ func nativeList(s string) []string {
 		if !ok {
 			return out
 		}
-		out = append(out, [...]string{"none", "url", "html"}[k]+" "+s[b:e])
+		out = append(out, [...]string{"none", "url", "html", "click"}[k]+" "+s[b:e])
 	}
 }
 
@@ -28,9 +28,11 @@ func TestNativeStrings(t *testing.T) {
 	// Native 1.2: no wrapper, eventtrackers.
 	f(`{"ver":"1.2","assets":[{"id":1,"title":{"text":"http://not-a-url"}},{"id":2,"img":{"url":"i.png","w":1}},`+
 		`{"id":3,"data":{"value":"http://text"}},{"id":4,"link":{"url":"http://click"}}],`+
-		`"link":{"url":"http://click","clicktrackers":["http://ct"]},`+
+		`"link":{"url":"http://click","clicktrackers":["http://ct"],"fallback":"fb"},`+
 		`"eventtrackers":[{"event":1,"method":1,"url":"e1"},{"event":1,"method":2,"url":"e2"}],"privacy":"http://p"}`,
-		"url i.png", "url e1", "url e2")
+		"url i.png", "click http://click", "click http://click", "url http://ct", "click fb", "url e1", "url e2")
+	// A single clicktrackers string; link objects in arrays are not links.
+	f(`{"link":{"clicktrackers":"ct"},"links":[{"url":"no"}],"x":{"link":[{"url":"no"}]}}`, "url ct")
 	// Native 1.0/1.1: the wrapper, imptrackers and jstracker.
 	f(`{"native":{"ver":"1.1","assets":[{"img":{"url":"a"}}],"imptrackers":["t1","t2"],"jstracker":"<script src=\"j\"></script>"}}`,
 		"url a", "url t1", "url t2", `html <script src=\"j\"></script>`)

@@ -22,15 +22,18 @@ func Builtin() engine.Registry {
 		floorFactory,
 		impidMatchFactory,
 		latencyFactory,
+		markupSafetyFactory,
 		mediaTypeFactory,
 		piiFactory,
 		quarantineFactory,
 		requiredFieldsFactory,
 		responseIDFactory,
 		schemaFactory,
+		seatPolicyFactory,
 		secureMarkupFactory,
 		tmaxGuardFactory,
 		uniqueBidIDFactory,
+		urlSafetyFactory,
 	}
 	r := make(engine.Registry, len(list))
 	for _, f := range list {

@@ -5,12 +5,17 @@ package gates
 // anything over plain http. It checks nurl, burl, lurl and iurl, then, in
 // adm, what loads a resource:
 //   - HTML: src, srcset (every candidate), data, poster, background on any
-//     element, <link href>, <form action>, and CSS url(...) and @import in
-//     style attributes and <style>;
+//     element, <link href>, <base href>, <form action>, SVG <image> and
+//     <use> href and xlink:href, and CSS url(...) and @import in style
+//     attributes and <style>;
 //   - VAST: the text or CDATA of MediaFile, Impression, Tracking,
-//     ClickTracking, Error, StaticResource, IFrameResource, VASTAdTagURI;
+//     ClickTracking, CompanionClickTracking, IconClickTracking, Error,
+//     StaticResource, IFrameResource, JavaScriptResource,
+//     ExecutableResource, VASTAdTagURI, Viewable, NotViewable,
+//     ViewUndetermined;
 //   - native JSON (with or without the {"native": ...} wrapper): img.url,
-//     imptrackers, eventtrackers[].url, and jstracker scanned as HTML.
+//     imptrackers, link.clicktrackers, eventtrackers[].url, and jstracker
+//     scanned as HTML.
 //
 // A URL is insecure when its scheme is http, compared without case after
 // undoing JSON escapes, character references and percent-encoding (and CSS
@@ -118,28 +123,6 @@ func insecureAdm(adm []byte) bool {
 	return insecureMarkup(adm, looksLikeXML(adm))
 }
 
-// vastURLElement reports the VAST elements whose content is a URL the
-// player loads (the names compared without case).
-func vastURLElement(name []byte) bool {
-	switch len(name) {
-	case 5:
-		return markupNameIs(name, "error")
-	case 8:
-		return markupNameIs(name, "tracking")
-	case 9:
-		return markupNameIs(name, "mediafile")
-	case 10:
-		return markupNameIs(name, "impression")
-	case 12:
-		return markupNameIs(name, "vastadtaguri")
-	case 13:
-		return markupNameIs(name, "clicktracking")
-	case 14:
-		return markupNameIs(name, "staticresource") || markupNameIs(name, "iframeresource")
-	}
-	return false
-}
-
 // insecureMarkup scans HTML or XML markup.
 func insecureMarkup(s []byte, xml bool) bool {
 	var t markupTokenizer
@@ -197,7 +180,9 @@ func insecureTag(t *markupTokenizer) bool {
 		switch {
 		case markupNameIs(name, "src"), markupNameIs(name, "data"), markupNameIs(name, "poster"),
 			markupNameIs(name, "background"),
-			markupNameIs(name, "href") && markupNameIs(t.name, "link"),
+			markupNameIs(name, "href") && (markupNameIs(t.name, "link") || markupNameIs(t.name, "base")),
+			(markupNameIs(name, "href") || markupNameIs(name, "xlink:href")) &&
+				(markupNameIs(t.name, "image") || markupNameIs(t.name, "use")),
 			markupNameIs(name, "action") && markupNameIs(t.name, "form"):
 			if insecureURL(val, escEntity) {
 				return true

@@ -69,6 +69,7 @@ const (
        <StaticResource creativeType="image/jpeg"><![CDATA[https://cdn.dsp.example/c/300x250.jpg]]></StaticResource>
        <TrackingEvents><Tracking event="creativeView"><![CDATA[https://trk.dsp.example/comp]]></Tracking></TrackingEvents>
        <CompanionClickThrough><![CDATA[http://www.brand.example/companion]]></CompanionClickThrough>
+       <CompanionClickTracking><![CDATA[https://trk.dsp.example/cct]]></CompanionClickTracking>
       </Companion>
       <Companion width="728" height="90">
        <IFrameResource><![CDATA[https://cdn.dsp.example/c/728x90.html]]></IFrameResource>
@@ -87,7 +88,7 @@ const (
 <Impression><![CDATA[https://imp.dsp.example/w]]></Impression>
 <Creatives><Creative><Linear><Icons><Icon program="AdChoices" width="60" height="20" xPosition="right" yPosition="top">
 <StaticResource creativeType="image/png"><![CDATA[https://cdn.dsp.example/adchoices.png]]></StaticResource>
-<IconClicks><IconClickThrough><![CDATA[http://optout.dsp.example/]]></IconClickThrough></IconClicks></Icon></Icons>
+<IconClicks><IconClickThrough><![CDATA[http://optout.dsp.example/]]></IconClickThrough><IconClickTracking><![CDATA[https://trk.dsp.example/ict]]></IconClickTracking></IconClicks></Icon></Icons>
 <TrackingEvents><Tracking event="progress" offset="00:00:05.000"><![CDATA[https://trk.dsp.example/p5]]></Tracking></TrackingEvents>
 <VideoClicks><ClickTracking id="c1"><![CDATA[https://trk.dsp.example/wc]]></ClickTracking></VideoClicks></Linear></Creative></Creatives>
 <Extensions><Extension type="waterfall"><![CDATA[{"fallback":"http://text.dsp.example/"}]]></Extension></Extensions>
@@ -100,9 +101,11 @@ const (
 <Error><![CDATA[https://example.com/error]]></Error>
 <Impression id="Impression-ID"><![CDATA[https://example.com/track/impression]]></Impression>
 <Pricing model="cpm" currency="USD"><![CDATA[ 25.00 ]]></Pricing>
+<ViewableImpression id="1"><Viewable><![CDATA[https://example.com/viewable]]></Viewable><NotViewable><![CDATA[https://example.com/notviewable]]></NotViewable><ViewUndetermined><![CDATA[https://example.com/undetermined]]></ViewUndetermined></ViewableImpression>
 <AdServingId>a532d16d-4d7f-4440-bd29-2ec05553fc80</AdServingId>
 <AdTitle>iabtechlab video ad</AdTitle>
 <AdVerifications><Verification vendor="company.com-omid"><JavaScriptResource apiFramework="omid" browserOptional="true"><![CDATA[https://verification.example.com/omid.js]]></JavaScriptResource>
+<ExecutableResource apiFramework="omid" type="application/javascript"><![CDATA[https://verification.example.com/omid.exe]]></ExecutableResource>
 <VerificationParameters><![CDATA[{"k":"http://text.example"}]]></VerificationParameters></Verification></AdVerifications>
 <Creatives><Creative id="5480" sequence="1" adId="2447226"><UniversalAdId idRegistry="Ad-ID">8465</UniversalAdId><Linear>
 <TrackingEvents>
@@ -167,8 +170,15 @@ func TestSecureMarkupCreatives(t *testing.T) {
 	f("script src", bannerHTML, `src="https://cdn.dsp.example/tag.js"`, `src="http://cdn.dsp.example/tag.js"`, true)
 	f("noscript img", bannerHTML, `src="https://px.dsp.example/ns.gif"`, `src="http://px.dsp.example/ns.gif"`, true)
 	f("iframe src", bannerHTML, `src="https://sync.dsp.example/frame"`, `src="http://sync.dsp.example/frame"`, true)
+	f("base href", bannerHTML, `<head>`, `<head><base href="http://cdn.brand.example/">`, true)
+	f("svg image href", bannerHTML, `<p>`, `<svg width="1" height="1"><image href="http://cdn.brand.example/a.svg"/></svg><p>`, true)
+	f("svg image xlink:href", bannerHTML, `<p>`, `<svg><image xlink:href='http&#58;//cdn.brand.example/a.png' width="1"/></svg><p>`, true)
+	f("svg use href", bannerHTML, `<p>`, `<svg><use href="HTTP://cdn.brand.example/sprite.svg#logo"></use></svg><p>`, true)
+	f("svg use xlink:href", bannerHTML, `<p>`, `<svg><use xlink:href="http://cdn.brand.example/sprite.svg#logo"/></svg><p>`, true)
 	f("tag cut off at the end", bannerHTML, `</body></html>`, `<img src="http://px.dsp.example/cut.gif`, true)
 	// Never flagged.
+	f("svg a xlink:href", bannerHTML, `<p>`, `<svg><a xlink:href="http://brand.example/"><text>x</text></a></svg><p>`, false)
+	f("svg image, other attribute", bannerHTML, `<p>`, `<svg><image title="http://x.example/a.png" href="https://cdn.brand.example/a.png"/></svg><p>`, false)
 	f("a href", bannerHTML, `href="http://click`, `href="HTTP://click`, false)
 	f("area href", bannerHTML, `<p>`, `<map><area href="http://brand.example/x" shape="rect" coords="0,0,1,1"></map><p>`, false)
 	f("data-src and longdesc", bannerHTML, `<p>`, `<img data-src="http://x.example/a.png" longdesc="http://x.example/d"><p>`, false)
@@ -189,6 +199,7 @@ func TestSecureMarkupCreatives(t *testing.T) {
 	f("vast2 MediaFile", vast2, `https://cdn.dsp.example/v/30s.mp4`, `Http://cdn.dsp.example/v/30s.mp4`, true)
 	f("vast2 StaticResource", vast2, `https://cdn.dsp.example/c/300x250.jpg`, `http://cdn.dsp.example/c/300x250.jpg`, true)
 	f("vast2 IFrameResource", vast2, `https://cdn.dsp.example/c/728x90.html`, `http%3A//cdn.dsp.example/c/728x90.html`, true)
+	f("vast2 CompanionClickTracking", vast2, `https://trk.dsp.example/cct`, `http://trk.dsp.example/cct`, true)
 	f("vast2 ClickThrough", vast2, `http://www.brand.example/landing`, `HTTP://www.brand.example/landing`, false)
 	f("vast2 Description", vast2, `Learn more at http`, `http`, false)
 	// VAST 3: the wrapper's tag URI, icons; xmlns and extensions are not loaded.
@@ -197,12 +208,20 @@ func TestSecureMarkupCreatives(t *testing.T) {
 	f("vast3 icon StaticResource", vast3Wrapper, `https://cdn.dsp.example/adchoices.png`, `http://cdn.dsp.example/adchoices.png`, true)
 	f("vast3 Tracking", vast3Wrapper, `https://trk.dsp.example/p5`, `http://trk.dsp.example/p5`, true)
 	f("vast3 ClickTracking", vast3Wrapper, `https://trk.dsp.example/wc`, `http://trk.dsp.example/wc`, true)
+	f("vast3 IconClickTracking", vast3Wrapper, `https://trk.dsp.example/ict`, `http://trk.dsp.example/ict`, true)
+	f("vast3 IconClickThrough", vast3Wrapper, `http://optout.dsp.example/`, `http://optout.dsp.example/x`, false)
 	f("vast3 split CDATA", vast3Wrapper, `<![CDATA[https://imp.dsp.example/w]]>`, `http<!-- x --><![CDATA[://imp.dsp.example/w]]>`, true)
 	// VAST 4.
 	f("vast4 Impression", vast4, `https://example.com/track/impression`, `http://example.com/track/impression`, true)
 	f("vast4 Tracking after a comment", vast4, `https://example.com/tracking/firstQuartile`, `http://example.com/tracking/firstQuartile`, true)
 	f("vast4 MediaFile", vast4, `https://iab-publicfiles`, `http://iab-publicfiles`, true)
 	f("vast4 Error", vast4, `https://example.com/error`, `http://example.com/error`, true)
+	f("vast4 JavaScriptResource", vast4, `https://verification.example.com/omid.js`, `http://verification.example.com/omid.js`, true)
+	f("vast4 ExecutableResource", vast4, `https://verification.example.com/omid.exe`, `http://verification.example.com/omid.exe`, true)
+	f("vast4 Viewable", vast4, `https://example.com/viewable`, `http://example.com/viewable`, true)
+	f("vast4 NotViewable", vast4, `https://example.com/notviewable`, `http://example.com/notviewable`, true)
+	f("vast4 ViewUndetermined", vast4, `https://example.com/undetermined`, `http://example.com/undetermined`, true)
+	f("vast4 VerificationParameters", vast4, `http://text.example`, `http://text.example/x`, false)
 	f("vast4 ClickThrough", vast4, `http://iabtechlab.com`, `http://iabtechlab.com/x`, false)
 	f("vast4 self-closing Impression", vast4, `<AdTitle>`, `<Impression id="x"/>http://text<AdTitle>`, false)
 	f("vast4 malformed MediaFile tag", vast4, `<MediaFile id="5241"`, `< MediaFile id="5241"`, false)
@@ -212,6 +231,7 @@ func TestSecureMarkupCreatives(t *testing.T) {
 	f("native11 imptrackers", native11, `https://trk.verifier.example/ni`, `http://trk.verifier.example/ni`, true)
 	f("native11 jstracker script", native11, `https://trk.dsp.example/nj.js`, `http://trk.dsp.example/nj.js`, true)
 	f("native11 jstracker img, JSON-escaped", native11, `https:\/\/trk.dsp.example\/nj.gif`, `http:\/\/trk.dsp.example\/nj.gif`, true)
+	f("native11 link.clicktrackers", native11, `https://trk.dsp.example/nc`, `http://trk.dsp.example/nc`, true)
 	f("native11 link.url", native11, `http://brand.example/landing`, `http://brand.example/other`, false)
 	f("native11 title text", native11, `Learn about http`, `http`, false)
 	f("native12 img.url, JSON-escaped", native12, `https:\/\/cdn.brand.example\/n\/main.jpg`, `http:\/\/cdn.brand.example\/n\/main.jpg`, true)

@@ -19,9 +19,8 @@ type kind struct {
 	gate     string // result name of the gate meant to reject it
 	response bool   // response-level: applies to the whole answer
 	// pending kinds test gates that are not in the embedded default
-	// policy yet (urlSafety, markupSafety: issue 13); "-kinds default"
-	// leaves them out, "-kinds all" includes them. Make them default when
-	// their gate joins configs/bidguard.yaml.
+	// policy yet; "-kinds default" leaves them out, "-kinds all" includes
+	// them. Make them default when their gate joins configs/bidguard.yaml.
 	pending bool
 	// applies reports whether the request and imp allow this kind (a floor
 	// kind needs a floor; imp is nil for a response-level kind). apply
@@ -106,9 +105,9 @@ var kinds = []*kind{
 	{name: "dsa-invalid", gate: "rtb.dsa",
 		applies: func(r *reqInfo, _ *impInfo) bool { return r.dsa },
 		apply:   func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.dsa = dsaTooLong }},
-	{name: "private-nurl", gate: "rtb.url-safety", pending: true, applies: always,
+	{name: "private-nurl", gate: "rtb.url-safety", applies: always,
 		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.privateNurl = true }},
-	{name: "forced-redirect", gate: "rtb.markup-safety", pending: true, applies: always,
+	{name: "forced-redirect", gate: "rtb.markup-safety", applies: always,
 		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.redirect = true }},
 }
 

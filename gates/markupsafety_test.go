@@ -1,0 +1,292 @@
+package gates
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bidguard/bidguard/engine"
+	"github.com/prebid/openrtb/v20/openrtb2"
+	"github.com/stretchr/testify/require"
+)
+
+// Realistic creatives with script that must pass markupSafety: an ad-server
+// tag that writes its script, a click handler, a frame check and a referrer
+// read, a callback that decodes data, JSON-LD.
+const (
+	adServerTag = `<div id="ad-300x250" style="width:300px;height:250px">
+<script type="text/javascript">
+  var clickTag = "https://click.dsp.example/c?r=" + encodeURIComponent("https://brand.example/landing");
+  var ord = Math.floor(Math.random() * 1e16);
+  // The referrer, for brand safety: top.location.href when readable.
+  var ref; try { ref = window.top.location.href; } catch (e) { ref = document.referrer; }
+  if (window.top.location != window.self.location && top.location.href !== ref) { var framed = true; }
+  document.write('<scr' + 'ipt src="https://ads.dsp.example/tag.js?ord=' + ord + '&ref=' + encodeURIComponent(ref) + '"></scr' + 'ipt>');
+  var ratio = ord / 2 / 3; var re = /location=([^&]*)/.exec(ref);
+  setTimeout(function () { var px = atob("aHR0cHM6Ly9weC5kc3AuZXhhbXBsZS9p"); new Image().src = px; }, 100);
+  setTimeout(() => { window.eval; }, 10);
+  var cfg = {location: "top", href: 'x'}; cfg.location = "bottom"; var data = atob(cfg.b64 || "");
+</script>
+<a href="https://click.dsp.example/c" target="_blank" onclick="window.open(clickTag, '_blank'); return false;">
+<img src="https://cdn.brand.example/300x250.jpg" width="300" height="250" alt="JavaScript: the definitive guide, 50% off" onload="this.style.opacity = 1"></a>
+<script type="application/ld+json">{"@type": "Offer", "location": "https://brand.example/", "eval": "atob(x)"}</script>
+<p>Tip: never write top.location = x in an ad.</p>
+</div>`
+
+	htmlResourceVAST = `<VAST version="3.0"><Ad id="c"><InLine><AdSystem>DSP</AdSystem><AdTitle>t</AdTitle>
+<Impression><![CDATA[https://imp.dsp.example/i]]></Impression><Creatives><Creative><CompanionAds>
+<Companion width="300" height="250"><HTMLResource><![CDATA[<div onclick="window.open('https://brand.example/')"><img src="https://cdn.brand.example/c.png"></div><script>var w = 300;</script>]]></HTMLResource>
+<CompanionClickThrough>https://brand.example/c</CompanionClickThrough></Companion></CompanionAds></Creative></Creatives></InLine></Ad></VAST>`
+)
+
+func TestMarkupSafetyCreatives(t *testing.T) {
+	g := mustGate(t, "markupSafety", "").(*markupSafety)
+	f := func(name, adm, from, to, want string) {
+		t.Helper()
+		if from != "" {
+			require.Contains(t, adm, from, name)
+			adm = strings.Replace(adm, from, to, 1)
+		}
+		v := g.CheckBid(nil, &engine.Bid{Bid: bidWithAdm(adm)})
+		got := ""
+		if v.Failed() {
+			got = strings.TrimPrefix(v.Reason, "unsafe markup: ")
+			require.Equal(t, 200, v.Loss)
+			require.Equal(t, 354, v.NBR)
+		}
+		require.Equal(t, want, got, "%s:\n%s", name, adm)
+	}
+	for name, adm := range map[string]string{
+		"banner": bannerHTML, "vast2": vast2, "vast3": vast3Wrapper, "vast4": vast4, "native11": native11,
+		"native12": native12, "ad server tag": adServerTag, "vast HTMLResource": htmlResourceVAST,
+	} {
+		f(name+" as served", adm, "", "", "")
+	}
+	const script = `var ord = Math.floor(Math.random() * 1e16);`
+
+	// Forced redirects.
+	f("top.location =", adServerTag, script, `top.location = "https://scam.example/?r=" + ord;`, "forced redirect")
+	f("window.location=", adServerTag, script, `window.location="https://scam.example/"`, "forced redirect")
+	f("bare location =", adServerTag, script, `location = 'https://scam.example/'`, "forced redirect")
+	f("document.location", adServerTag, script, `document.location = u`, "forced redirect")
+	f("parent.location", adServerTag, script, `window.parent.location = u;`, "forced redirect")
+	f("location.href", adServerTag, script, `location.href = u;`, "forced redirect")
+	f("top.location.href", adServerTag, script, `top.location.href='https://scam.example'`, "forced redirect")
+	f("comments and spaces", adServerTag, script, "top /* x */ . location\n\t=\n'https://scam.example'", "forced redirect")
+	f("bracket form", adServerTag, script, `top["location"]="https://scam.example/"`, "forced redirect")
+	f("bracket form, spaced and concatenated", adServerTag, script, `window [ 'top' ] [ "loc" + 'ation' ] = u`, "forced redirect")
+	f("bracket form, escaped", adServerTag, script, `top['\x6coc\u0061tion'].href = u`, "forced redirect")
+	f("optional chaining", adServerTag, script, `top?.location?.replace(u)`, "forced redirect")
+	f("location.replace(", adServerTag, script, `window.top.location.replace("https://scam.example/")`, "forced redirect")
+	f("location.assign(", adServerTag, script, `location.assign(u)`, "forced redirect")
+	f("location['replace'](", adServerTag, script, `self.location['replace'](u)`, "forced redirect")
+	f("compound assignment", adServerTag, script, `top.location.href += '#x'`, "forced redirect")
+	f("after a regex with a quote", adServerTag, script, `var r = /"/; top.location = u; var s = "x"`, "forced redirect")
+	f("after a division", adServerTag, script, `var a = 1 / 2; top.location = u; var b = 3 / 4`, "forced redirect")
+	f("in a template substitution", adServerTag, script, "var t = `${top.location = u}`", "forced redirect")
+	f("event handler", adServerTag, `onload="this.style.opacity = 1"`, `onload="top.location='https://scam.example/'"`, "forced redirect")
+	f("event handler with references", adServerTag, `onload="this.style.opacity = 1"`, `ONLOAD="top&#46;location&#x3d;&quot;https://scam.example/&quot;"`, "forced redirect")
+	f("meta refresh", adServerTag, `<div id=`, `<meta http-equiv="Refresh" content="0;url=https://scam.example/"><div id=`, "forced redirect")
+	f("meta refresh, references", adServerTag, `<div id=`, `<META HTTP-EQUIV=' &#114;efresh '><div id=`, "forced redirect")
+	f("srcdoc", adServerTag, `<p>`, `<iframe srcdoc="&lt;script&gt;top.location='https://scam.example/'&lt;/script&gt;"></iframe><p>`, "forced redirect")
+	f("VAST HTMLResource", htmlResourceVAST, `var w = 300;`, `top.location = 'https://scam.example/';`, "forced redirect")
+	f("VAST HTMLResource, text", htmlResourceVAST, `<![CDATA[<div`, `&lt;script&gt;parent.location.href=u&lt;/script&gt;<![CDATA[<div`, "forced redirect")
+	f("native jstracker", native11, `<script src=\"https://trk.dsp.example/nj.js\"></script>`, `<script>top.location=\"https://scam.example/\"<\/script>`, "forced redirect")
+	f("redirect wins over javascript url", adServerTag, script, `top.location = u; var x = 1;</script><a href="javascript:x()">x</a><script>`, "forced redirect")
+	// Not redirects.
+	f("comparison", adServerTag, script, `if (top.location == u || window.location === u) {}`, "")
+	f("read", adServerTag, script, `var h = top.location.href; var l = window.location;`, "")
+	f("declaration", adServerTag, script, `var location = 1; let href = 2;`, "")
+	f("other object", adServerTag, script, `geo.location = "Paris"; a.href = u; frame.location.reload()`, "")
+	f("in a string", adServerTag, script, `var s = "top.location = 'x'"; var c = '/* */'`, "")
+	f("in a comment", adServerTag, script, "// top.location = u\n /* window.location = u */", "")
+	f("in a regex", adServerTag, script, `var r = /top.location = u/g;`, "")
+	f("in text", adServerTag, `<p>Tip`, `<p>top.location = "x"; eval(atob(y))</p><p>Tip`, "")
+	f("meta other", adServerTag, `<div id=`, `<meta http-equiv="content-type" content="text/html; charset=utf-8"><meta name="refresh"><div id=`, "")
+
+	// javascript: URLs.
+	f("a href", adServerTag, `href="https://click.dsp.example/c"`, `href="javascript:void(0)"`, "javascript url")
+	f("upper case, spaces", adServerTag, `href="https://click.dsp.example/c"`, `href="  JaVaScRiPt:window.open(clickTag)"`, "javascript url")
+	f("tab reference", adServerTag, `href="https://click.dsp.example/c"`, `href="java&#x09;script:alert(1)"`, "javascript url")
+	f("newline reference", adServerTag, `href="https://click.dsp.example/c"`, `href="jav&#10;ascript&colon;alert(1)"`, "javascript url")
+	f("encoded letter", adServerTag, `href="https://click.dsp.example/c"`, `href="&#106;avascript:alert(1)"`, "javascript url")
+	f("raw tab", adServerTag, `href="https://click.dsp.example/c"`, "href=\"java\tscript:alert(1)\"", "javascript url")
+	f("iframe src unquoted", adServerTag, `<p>`, `<iframe src=javascript:alert(1)></iframe><p>`, "javascript url")
+	f("any attribute", adServerTag, `<p>`, `<div data-href="javascript:go()"></div><p>`, "javascript url")
+	f("svg xlink:href", adServerTag, `<p>`, `<svg><a xlink:href="javascript:alert(1)"><text>x</text></a></svg><p>`, "javascript url")
+	f("VAST ClickThrough", vast2, `<![CDATA[http://www.brand.example/landing]]>`, `javascript:alert(1)`, "javascript url")
+	f("VAST MediaFile", vast4, `https://iab-publicfiles.s3.amazonaws.com/vast/VAST-4.0-Short-Intro.mp4`, ` javascript:x`, "javascript url")
+	f("native link.url", native11, `http://brand.example/landing`, `javascript:alert(1)`, "javascript url")
+	f("native link.url, escaped", native12, `"link":{"url":"https://brand.example/"}`, `"link":{"url":"java\tscript\u003aalert(1)"}`, "javascript url")
+	f("javascript url wins over decode-and-run", adServerTag, script, `eval(atob(x))</script><a href="javascript:x()">x</a><script>`, "javascript url")
+	// Not javascript: URLs.
+	f("percent-encoded colon", adServerTag, `href="https://click.dsp.example/c"`, `href="javascript%3Aalert(1)"`, "")
+	f("later in the value", adServerTag, `href="https://click.dsp.example/c"`, `href="https://x.example/?u=javascript:alert(1)"`, "")
+	f("text", adServerTag, `<p>Tip`, `<p>javascript:alert(1)</p><p>Tip`, "")
+
+	// Decode-and-run.
+	f("eval(atob(", adServerTag, script, `eval(atob("dG9wLmxvY2F0aW9uPSJodHRwczovL3NjYW0uZXhhbXBsZSI="))`, "decode-and-run")
+	f("window['eval']", adServerTag, script, `window['eval'](atob(p))`, "decode-and-run")
+	f("e\\u0076al", adServerTag, script, `e\u0076al(atob(p))`, "decode-and-run")
+	f("eval.call", adServerTag, script, `eval.call(null, decodeURIComponent(p))`, "decode-and-run")
+	f("nested", adServerTag, script, `eval(run(decodeURIComponent(p)))`, "decode-and-run")
+	f("new Function", adServerTag, script, `new Function(String.fromCharCode(116,111,112))()`, "decode-and-run")
+	f("String['fromCharCode']", adServerTag, script, `Function(String [ 'fromCharCode' ] (116))()`, "decode-and-run")
+	f("setTimeout(decoder", adServerTag, script, `setTimeout(unescape("%74%6f%70"), 0)`, "decode-and-run")
+	f("setInterval string", adServerTag, script, `setInterval("eval(atob('eA=='))", 1000)`, "decode-and-run")
+	f("setTimeout string with escapes", adServerTag, script, `setTimeout('\x61tob("eA==")')`, "decode-and-run")
+	f("document.write(unescape", adServerTag, script, `document.write(unescape('%3Cscript%20src%3D%22https%3A%2F%2Fx%22%3E'))`, "decode-and-run")
+	f("document.writeln string", adServerTag, script, `document.writeln("<script>eval(atob('eA=='))<\/script>")`, "decode-and-run")
+	f("template argument", adServerTag, script, "eval(`${atob(p)}`)", "decode-and-run")
+	f("unclosed call", adServerTag, script+"\n", "eval(atob(p)\n", "decode-and-run")
+	f("comments between tokens", adServerTag, script, "eval /* a */ ( // b\n atob /**/ (p))", "decode-and-run")
+	f("event handler", adServerTag, `onload="this.style.opacity = 1"`, `onload="eval(atob(this.dataset.p))"`, "decode-and-run")
+	f("native jstracker", native11, `<script src=\"https://trk.dsp.example/nj.js\"></script>`, `<script>eval(atob(\"eA==\"))<\/script>`, "decode-and-run")
+	// Not decode-and-run.
+	f("timer with a function", adServerTag, script, `setTimeout(function () { eval; atob(p); }, 1); setInterval(async () => unescape(p))`, "")
+	f("decoder alone", adServerTag, script, `var img = atob(p); var u = decodeURIComponent(q); eval(img)`, "")
+	f("write without decoder", adServerTag, script, `document.write('<img src="' + u + '">')`, "")
+	f("decoder after the call", adServerTag, script, `eval(x); atob(y)`, "")
+	f("decoder in a later timer argument", adServerTag, script, `setTimeout(f, atob(p))`, "")
+}
+
+// bidWithAdm is a bid holding adm.
+func bidWithAdm(adm string) *openrtb2.Bid { return &openrtb2.Bid{ID: "b", ImpID: "1", AdM: adm} }
+
+func TestMarkupSafetyOrderAndOptions(t *testing.T) {
+	g := mustGate(t, "markupSafety", `{maxAdmBytes: 64, extraPatterns: ["coinhive\\.min\\.js", "(?i)crypto-?miner"]}`).(*markupSafety)
+	f := func(b *engine.Bid, want string) {
+		t.Helper()
+		v := g.CheckBid(nil, b)
+		if want == "" {
+			require.False(t, v.Failed(), v.Reason)
+			return
+		}
+		require.Equal(t, want, v.Reason)
+	}
+	big := strings.Repeat("x", 65)
+	f(&engine.Bid{Bid: bidWithAdm(big), BadUTF8: true}, "unsafe markup: too large")
+	f(&engine.Bid{Bid: bidWithAdm(strings.Repeat("x", 64)), BadUTF8: true}, "unsafe markup: invalid utf-8")
+	f(&engine.Bid{Bid: bidWithAdm(""), BadUTF8: true}, "unsafe markup: invalid utf-8")
+	f(&engine.Bid{Bid: bidWithAdm("<script>location='x'</script>")}, "unsafe markup: forced redirect")
+	f(&engine.Bid{Bid: bidWithAdm(`<script src="coinhive.min.js"></script>`)}, "unsafe markup: pattern 0")
+	f(&engine.Bid{Bid: bidWithAdm(`<a href="javascript:x">CryptoMiner</a>`)}, "unsafe markup: javascript url")
+	f(&engine.Bid{Bid: bidWithAdm(`<p>CryptoMiner coinhive.min.js</p>`)}, "unsafe markup: pattern 0")
+	f(&engine.Bid{Bid: bidWithAdm(`<p>crypto-miner</p>`)}, "unsafe markup: pattern 1")
+	f(&engine.Bid{Bid: bidWithAdm(`<p>coinhive.minXjs</p>`)}, "")
+	f(&engine.Bid{Bid: bidWithAdm("")}, "")
+
+	// The default size cap is 1 MiB.
+	d := mustGate(t, "markupSafety", "").(*markupSafety)
+	require.Equal(t, 1<<20, d.maxAdm)
+	require.False(t, d.CheckBid(nil, &engine.Bid{Bid: bidWithAdm(strings.Repeat("a", 1<<20))}).Failed())
+	require.Equal(t, "unsafe markup: too large", d.CheckBid(nil, &engine.Bid{Bid: bidWithAdm(strings.Repeat("a", 1<<20+1))}).Reason)
+
+	configError(t, "markupSafety", `{maxAdmBytes: 0}`, "maxAdmBytes must be > 0, got 0")
+	configError(t, "markupSafety", `{extraPatterns: ["ok", ""]}`, "extraPatterns[1] is empty")
+	configError(t, "markupSafety", `{extraPatterns: ["a(b"]}`, "extraPatterns[0]: error parsing regexp")
+	configError(t, "markupSafety", `{maxAdm: 5}`, `unknown option "maxAdm"`)
+}
+
+func TestMarkupSafetyBadUTF8FromTheDecoder(t *testing.T) {
+	g := mustGate(t, "markupSafety", "").(engine.BidGate)
+	in, release := secureInput(t, []byte(`{"id":"r","imp":[{"id":"1"}]}`),
+		[]byte("{\"id\":\"r\",\"seatbid\":[{\"bid\":[{\"id\":\"a\",\"impid\":\"1\",\"price\":1,\"adm\":\"<p>ok</p>\"},"+
+			"{\"id\":\"b\",\"impid\":\"1\",\"price\":1,\"adm\":\"<p>caf\xe9</p>\"}]}]}"))
+	defer release()
+	require.False(t, g.CheckBid(in, &in.Bids[0]).Failed())
+	require.Equal(t, "unsafe markup: invalid utf-8", g.CheckBid(in, &in.Bids[1]).Reason)
+}
+
+func TestMarkupSafetyRegistered(t *testing.T) {
+	fa, ok := Builtin()["markupSafety"]
+	require.True(t, ok)
+	require.Equal(t, "rtb.markup-safety", fa.ResultName)
+	require.Equal(t, engine.PerBid, fa.Kind)
+}
+
+// TestMarkupSafetyLinear scans adversarial inputs of 256 KiB: each must
+// finish in one pass (a quadratic scan would take minutes here).
+func TestMarkupSafetyLinear(t *testing.T) {
+	const n = 1 << 18
+	for _, p := range []string{
+		"<", "<a ", "<!--", "<script>", "<script>a[", "<script>'", "<script>`${", "<script>eval(", "<script>setTimeout(",
+		"<script>eval(atob", "<script>[''+", "<script>/", "<script>/*", "<script>(", "<script>{", "<script>\\u", "<script>'\\",
+		`<a onclick="x[`, `<a href="&#`, `<iframe srcdoc="&lt;iframe srcdoc=&quot;`, "<VAST><HTMLResource><![CDATA[<script>",
+		`{"jstracker":"<script>`, `{"link":{"url":"`, "<meta http-equiv=", "x[''+''+",
+	} {
+		s := []byte(strings.Repeat(p, n/len(p)))
+		unsafeAdm(s)
+		unsafeMarkup(s, true, 0)
+		unsafeMarkup(s, false, 0)
+		unsafeNative(s, 0)
+		scanJS(s, 0)
+		scanJS(s, escEntity)
+	}
+}
+
+func BenchmarkMarkupSafety(b *testing.B) { benchBidGate(b, mustGate(b, "markupSafety", "")) }
+
+// megabyteCreative is a realistic creative repeated to 1 MiB: HTML, inline
+// script, event handlers, a VAST companion.
+func megabyteCreative() []byte {
+	unit := bannerHTML + adServerTag
+	return []byte(strings.Repeat(unit, (1<<20)/len(unit)+1)[:1<<20])
+}
+
+// BenchmarkMarkupSafety1MiB scans a 1 MiB creative (bytes/s is the rate).
+func BenchmarkMarkupSafety1MiB(b *testing.B) {
+	adm := megabyteCreative()
+	for _, size := range []int{1 << 16, 1 << 18, 1 << 20} {
+		b.Run(strconv.Itoa(size>>10)+"KiB", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(size))
+			for b.Loop() {
+				if unsafeAdm(adm[:size]) != 0 {
+					b.Fatal("flagged")
+				}
+			}
+		})
+	}
+}
+
+// TestScanJSLexing covers the lexer's hard cases: regex or division, nested
+// templates, escapes, bracket names, declarations.
+func TestScanJSLexing(t *testing.T) {
+	f := func(js string, want uint8) {
+		t.Helper()
+		require.Equal(t, want, scanJS([]byte(js), 0), js)
+	}
+	f(`if (a) /"/.test(b); top.location = u`, jsRedirect)          // a regex after a control paren
+	f(`x = (a) / 2; y = "/"; top.location = u`, jsRedirect)        // division after a paren
+	f(`x = {a: 1} / 2; s = '}'; top.location = u`, jsRedirect)     // division after an object literal
+	f(`function f() {} /"/.test(x); top.location = u`, jsRedirect) // a regex after a block
+	f(`return /[/"]/.test(x) && (top.location = u)`, jsRedirect)   // a class holds a slash
+	f("var t = `a${`b${eval(atob(x))}`}`", jsDecodeRun)
+	f("var t = `${'`'}`; top.location = u", jsRedirect)
+	f(`top['\x6c\157cation'] = u`, jsRedirect)
+	f(`top[/* c */ "location" /* d */] = u`, jsRedirect)
+	f(`top[name] = u; top["location" + suffix] = u`, 0)
+	f(`const location = u; let {href} = location;`, 0)
+	f(`loc\u0061tion.href = u`, jsRedirect)
+	f(`s = 'it\'s'; top.location = u`, jsRedirect)
+	f("s = 'line\\\ncontinued'; top.location = u", jsRedirect)
+	f(`a = b ? top.location : c`, 0)
+	f(`a == top.location; b != window.location; c <= location; d >= location`, 0)
+	f(`x => top.location = u`, jsRedirect)
+	f(`setTimeout(x => atob(x)); setInterval(async function () { eval(p) })`, 0)
+	f(`setTimeout((a = atob(x)) => a)`, 0)
+	f(`setTimeout(atob(x)`, jsDecodeRun) // cut off: judged on what it holds
+	f(`document['write'](String.fromCharCode(60))`, jsDecodeRun)
+	f(`Function.apply(null, [decodeURIComponent(p)])`, jsDecodeRun)
+	f(`eval(x) + atob(y)`, 0)
+	f(strings.Repeat("(", 100)+"eval(atob(x))", jsDecodeRun) // deeper than the kept frames
+	f(strings.Repeat("[", 100)+"]"+strings.Repeat("]", 99)+"; eval(atob(x))", jsDecodeRun)
+	// Nesting is tracked at any depth: a template substitution closed after
+	// 5,000 levels still ends in template text, and the code after the
+	// template is read.
+	f("`${"+strings.Repeat("(", 5000)+strings.Repeat(")", 5000)+"}`; top.location = u", jsRedirect)
+	f("`${"+strings.Repeat("(", 5000)+strings.Repeat(")", 5000)+"}'`; s = 1", 0)
+	f(strings.Repeat("eval(", 40)+"atob(x)", jsDecodeRun) // more open calls than tracked one by one
+	f(strings.Repeat("setTimeout(function(){", 40)+"atob(x)", jsDecodeRun)
+}

@@ -1,0 +1,276 @@
+package gates
+
+// urlSafety (OpenRTB 2.6 §4.2.3 Bid.nurl, burl, lurl, iurl): the exchange
+// fires nurl, burl and lurl from its own servers and shows iurl, so a URL
+// aimed at a private host is server-side request forgery. Each present field
+// must be an absolute https URL (http too with allowHttp) of at most 2,048
+// bytes, without control characters, spaces or userinfo, whose host is
+// neither an internal name nor an address in a special range. The host is
+// read as the WHATWG URL parser reads it (hostparse.go): percent-decoded,
+// IDNA-mapped, IPv4 in every WHATWG spelling (2130706433, 0177.0.0.1,
+// 0x7f000001, 127.1), IPv6 with IPv4 embedded in mapped, compatible, NAT64,
+// 6to4 and Teredo positions (iprange.go). Names are never resolved. Macros
+// such as ${AUCTION_PRICE} are opaque text, except in the host, where they
+// make the host unjudgeable: bad host.
+//
+// Checks, the first failure of each field reported, fields in the order nurl,
+// burl, lurl, iurl: too long; control character; space; not absolute; scheme
+// not https; userinfo; bad host; then the host's class. Zero allocations
+// unless a host holds non-ASCII characters (IDNA).
+
+import (
+	"errors"
+	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/bidguard/bidguard/engine"
+)
+
+// urlSafetyOptions configures urlSafety.
+type urlSafetyOptions struct {
+	// AllowHTTP accepts the http scheme besides https (default false).
+	AllowHTTP bool `yaml:"allowHttp"`
+	// ExtraInternalNames are more internal domains (each covers its
+	// subdomains), such as the exchange's own zone ("corp.exchange.net").
+	ExtraInternalNames []string `yaml:"extraInternalNames"`
+}
+
+func (o *urlSafetyOptions) validate() ([]string, error) {
+	var errs []error
+	names := make([]string, 0, len(o.ExtraInternalNames))
+	for i, n := range o.ExtraInternalNames {
+		d, err := configDomain(n)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("extraInternalNames[%d] %q %w", i, n, err))
+			continue
+		}
+		names = append(names, d)
+	}
+	return names, errors.Join(errs...)
+}
+
+type urlSafety struct {
+	allowHTTP bool
+	internal  domainSet // extraInternalNames
+}
+
+var urlSafetyFactory = engine.Factory{
+	Name: "urlSafety", ResultName: "rtb.url-safety", Kind: engine.PerBid,
+	Options: func() any { return &urlSafetyOptions{} },
+	New: func(opts any, _ engine.Env) (engine.Gate, error) {
+		o := opts.(*urlSafetyOptions)
+		names, err := o.validate()
+		if err != nil {
+			return nil, err
+		}
+		return &urlSafety{allowHTTP: o.AllowHTTP, internal: newDomainSet(names)}, nil
+	},
+}
+
+// Codes of every urlSafety rejection.
+const (
+	urlSafetyLoss = 3
+	urlSafetyNBR  = 300
+)
+
+// maxURLBytes is the longest URL accepted.
+const maxURLBytes = 2048
+
+// urlWhy is why a URL is unsafe (the <why> of the reason).
+type urlWhy uint8
+
+const (
+	urlSafe urlWhy = iota
+	whyNotAbsolute
+	whyScheme
+	whyUserinfo
+	whyControl
+	whySpace
+	whyTooLong
+	whyBadHost
+	whyInternalName
+	whyPrivate
+	whyLoopback
+	whyLinkLocal
+	whyShared
+	whyMulticast
+	whyReserved
+	whyEmbedded
+	numURLWhy
+)
+
+var urlWhyText = [numURLWhy]string{
+	whyNotAbsolute:  "not absolute",
+	whyScheme:       "scheme not https",
+	whyUserinfo:     "userinfo",
+	whyControl:      "control character",
+	whySpace:        "space",
+	whyTooLong:      "too long",
+	whyBadHost:      "bad host",
+	whyInternalName: "internal name",
+	whyPrivate:      "private address",
+	whyLoopback:     "loopback address",
+	whyLinkLocal:    "link-local address",
+	whyShared:       "shared address",
+	whyMulticast:    "multicast address",
+	whyReserved:     "reserved address",
+	whyEmbedded:     "embedded private address",
+}
+
+// addrWhy maps an address class to its reason.
+var addrWhy = [...]urlWhy{
+	addrPublic:    urlSafe,
+	addrPrivate:   whyPrivate,
+	addrLoopback:  whyLoopback,
+	addrLinkLocal: whyLinkLocal,
+	addrShared:    whyShared,
+	addrMulticast: whyMulticast,
+	addrReserved:  whyReserved,
+	addrEmbedded:  whyEmbedded,
+}
+
+var urlSafetyFields = [...]string{"nurl", "burl", "lurl", "iurl"}
+
+// urlSafetyReasons holds every reason, built once so that a rejection
+// allocates nothing.
+var urlSafetyReasons = func() (r [len(urlSafetyFields)][numURLWhy]string) {
+	for i, f := range urlSafetyFields {
+		for w := urlWhy(1); w < numURLWhy; w++ {
+			r[i][w] = "unsafe url in " + f + ": " + urlWhyText[w]
+		}
+	}
+	return r
+}()
+
+func (g *urlSafety) Kind() engine.Kind { return engine.PerBid }
+
+// Prepare never skips: every bid is judged.
+func (g *urlSafety) Prepare(*engine.Input) string { return "" }
+
+// CheckBid judges nurl, burl, lurl and iurl in that order; an empty field is
+// absent.
+func (g *urlSafety) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict {
+	for i, u := range [...]string{b.NURL, b.BURL, b.LURL, b.IURL} {
+		if u == "" {
+			continue
+		}
+		if w := g.judge(u); w != urlSafe {
+			return engine.Reject(urlSafetyReasons[i][w], urlSafetyLoss, urlSafetyNBR)
+		}
+	}
+	return engine.Pass()
+}
+
+// judge returns why u is unsafe, or urlSafe.
+func (g *urlSafety) judge(u string) urlWhy {
+	if len(u) > maxURLBytes {
+		return whyTooLong
+	}
+	if w := urlCharacters(u); w != urlSafe {
+		return w
+	}
+	colon, auth, userinfo, ok := urlAuthority(u)
+	if !ok {
+		return whyNotAbsolute
+	}
+	if scheme := u[:colon]; !(len(scheme) == 5 && markupNameIs(markupBytes(scheme), "https")) &&
+		!(g.allowHTTP && len(scheme) == 4 && markupNameIs(markupBytes(scheme), "http")) {
+		return whyScheme
+	}
+	if userinfo {
+		return whyUserinfo
+	}
+	host, ok := splitHostPort(auth)
+	if !ok {
+		return whyBadHost
+	}
+	var buf [maxHostBytes]byte
+	h, ok := parseHost(host, &buf)
+	switch {
+	case !ok:
+		return whyBadHost
+	case h.kind == hostIPv4:
+		return addrWhy[classifyIPv4(h.ip4)]
+	case h.kind == hostIPv6:
+		w := addrWhy[classifyIPv6(&h.ip6)]
+		if w == urlSafe && h.zone {
+			// Zones belong to link-local and multicast scopes; WHATWG
+			// rejects them.
+			return whyBadHost
+		}
+		return w
+	}
+	if g.internalName(h.name) {
+		return whyInternalName
+	}
+	return urlSafe
+}
+
+// urlCharacters reports a control character (C0, DEL, C1), else a space
+// (U+0020 or another Unicode white space), anywhere in u.
+func urlCharacters(u string) urlWhy {
+	space := false
+	for i := 0; i < len(u); {
+		c := u[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 || c == 0x7f {
+				return whyControl
+			}
+			space = space || c == ' '
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(u[i:])
+		if r >= 0x80 && r <= 0x9f {
+			return whyControl
+		}
+		space = space || unicode.IsSpace(r)
+		i += n
+	}
+	if space {
+		return whySpace
+	}
+	return urlSafe
+}
+
+// Internal names: each covers itself and its subdomains.
+var internalSuffixes = [...]string{"localhost", "local", "internal"}
+
+// internalName reports whether a lower-case host name (one trailing dot
+// allowed) is internal: localhost, a name under .localhost, .local or
+// .internal, a single label (resolved through the resolver's search list,
+// such as Kubernetes' svc.cluster.local), or a name under extraInternalNames.
+func (g *urlSafety) internalName(name []byte) bool {
+	if len(name) > 0 && name[len(name)-1] == '.' {
+		name = name[:len(name)-1]
+	}
+	last, _ := lastLabel(name)
+	if len(last) == len(name) {
+		return true
+	}
+	for _, s := range internalSuffixes {
+		if string(last) == s {
+			return true
+		}
+	}
+	if g.internal.len() == 0 {
+		return false
+	}
+	for d := name; len(d) > 0; {
+		if _, ok := g.internal.m[string(d)]; ok {
+			return true
+		}
+		i := 0
+		for i < len(d) && d[i] != '.' {
+			i++
+		}
+		if i == len(d) {
+			break
+		}
+		d = d[i+1:]
+	}
+	return false
+}
+
+var _ engine.BidGate = (*urlSafety)(nil)

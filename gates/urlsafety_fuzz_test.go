@@ -1,0 +1,146 @@
+package gates
+
+import (
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// specialPrefixes is GATES.md's range table written as CIDR strings, the
+// oracle for iprange.go's hand-encoded tables (embedded-IPv4 ranges
+// excluded: they are judged by the address they embed).
+var specialPrefixes = map[string]urlWhy{
+	"0.0.0.0/8": whyReserved, "10.0.0.0/8": whyPrivate, "100.64.0.0/10": whyShared,
+	"127.0.0.0/8": whyLoopback, "169.254.0.0/16": whyLinkLocal, "172.16.0.0/12": whyPrivate,
+	"192.0.0.0/24": whyReserved, "192.0.2.0/24": whyReserved, "192.88.99.0/24": whyReserved,
+	"192.168.0.0/16": whyPrivate, "198.18.0.0/15": whyReserved, "198.51.100.0/24": whyReserved,
+	"203.0.113.0/24": whyReserved, "224.0.0.0/4": whyMulticast, "240.0.0.0/4": whyReserved,
+	"::/128": whyReserved, "::1/128": whyLoopback, "2001:db8::/32": whyReserved,
+	"fc00::/7": whyPrivate, "fe80::/10": whyLinkLocal, "fec0::/10": whyPrivate, "ff00::/8": whyMulticast,
+	// Added by bidguard (README): discard-only, benchmarking, documentation.
+	"100::/64": whyReserved, "2001:2::/48": whyReserved, "3fff::/20": whyReserved,
+}
+
+// oracleWhy classifies a plain address with net/netip and specialPrefixes.
+func oracleWhy(a netip.Addr) urlWhy {
+	for p, w := range specialPrefixes {
+		if netip.MustParsePrefix(p).Contains(a) {
+			return w
+		}
+	}
+	return urlSafe
+}
+
+func TestRangeTablesMatchTheSpec(t *testing.T) {
+	for p, w := range specialPrefixes {
+		pre := netip.MustParsePrefix(p)
+		first := pre.Masked().Addr()
+		last := first
+		b := last.AsSlice()
+		for i := pre.Bits(); i < len(b)*8; i++ {
+			b[i/8] |= 0x80 >> (i % 8)
+		}
+		last, _ = netip.AddrFromSlice(b)
+		for _, a := range []netip.Addr{first, last} {
+			require.Equal(t, urlWhyText[w], urlWhyText[hostWhy(t, a)], "%s in %s", a, p)
+		}
+		// Just outside the range, unless another range or an embedding range
+		// covers it.
+		if out := last.Next(); out.IsValid() && oracleWhy(out) == urlSafe && !embeds(out) {
+			require.Equal(t, "", urlWhyText[hostWhy(t, out)], "%s after %s", out, p)
+		}
+	}
+}
+
+// embeds reports whether a lies in a range judged by an embedded address.
+func embeds(a netip.Addr) bool {
+	for _, p := range []string{"::ffff:0:0/96", "::/96", "64:ff9b::/96", "64:ff9b:1::/48", "2002::/16", "2001::/32"} {
+		if netip.MustParsePrefix(p).Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// hostWhy judges https://<a>/.
+func hostWhy(tb testing.TB, a netip.Addr) urlWhy {
+	g := &urlSafety{}
+	if a.Is4() {
+		return g.judge("https://" + a.String() + "/")
+	}
+	return g.judge("https://[" + a.String() + "]/")
+}
+
+// FuzzURLHost checks, on any input:
+//   - judging https://<input>/ and the input itself never panics;
+//   - a dotted quad net/netip accepts parses to the same IPv4 address, and a
+//     host of four decimal parts without leading zeros that the WHATWG
+//     parser accepts is one net/netip accepts too;
+//   - an IPv6 address net/netip accepts (no zone) parses to the same bytes;
+//   - a parsed address, IPv4 or IPv6, is classified as the CIDR oracle says
+//     (for addresses outside the embedding ranges).
+func FuzzURLHost(f *testing.F) {
+	for _, s := range []string{
+		"127.0.0.1", "2130706433", "0177.0.0.1", "0x7f000001", "127.1", "1.2.3.4.", "08.1", "0x", "1..2",
+		"[::1]", "[::ffff:127.0.0.1]", "[64:ff9b::10.0.0.1]", "[2001:0:4136:e378:8000:63bf:3fff:fdd2]",
+		"[fe80::1%25eth0]", "[1:2:3:4:5:6:7:8]", "[::1.2.3]", "%31%32%37.0.0.1", "ｌｏｃａｌｈｏｓｔ",
+		"win.dsp.example:443", "a\\@b", "${AUCTION_AD_ID}", "10.example.com", "[2002:c0a8:0101::1]",
+	} {
+		f.Add(s)
+	}
+	g := &urlSafety{}
+	f.Fuzz(func(t *testing.T, s string) {
+		g.judge(s)
+		g.judge("https://" + s + "/")
+		var buf [maxHostBytes]byte
+		h, ok := parseHost(s, &buf)
+
+		if a, err := netip.ParseAddr(s); err == nil && a.Is4() {
+			if !ok || h.kind != hostIPv4 || h.ip4 != be32(a.As4()[0], a.As4()[1], a.As4()[2], a.As4()[3]) {
+				t.Fatalf("%q: netip reads %s, parseHost %+v %v", s, a, h, ok)
+			}
+		} else if ok && h.kind == hostIPv4 && plainDottedQuad(s) {
+			t.Fatalf("%q: parseHost reads an IPv4 address netip rejects: %v", s, err)
+		}
+		if a, err := netip.ParseAddr(s); err == nil && a.Is6() && a.Zone() == "" {
+			b, ok6 := parseIPv6(s)
+			if !ok6 || b != a.As16() {
+				t.Fatalf("%q: netip reads %s, parseIPv6 %v %v", s, a, b, ok6)
+			}
+		}
+		if ok && h.kind == hostIPv4 {
+			a := netip.AddrFrom4([4]byte{byte(h.ip4 >> 24), byte(h.ip4 >> 16), byte(h.ip4 >> 8), byte(h.ip4)})
+			if got, want := addrWhy[classifyIPv4(h.ip4)], oracleWhy(a); got != want {
+				t.Fatalf("%q = %s: classified %q, oracle %q", s, a, urlWhyText[got], urlWhyText[want])
+			}
+		}
+		if b, ok6 := parseIPv6(s); ok6 {
+			a := netip.AddrFrom16(b)
+			if got, want := addrWhy[classifyIPv6(&b)], oracleWhy(a); !embeds(a) && got != want {
+				t.Fatalf("%q = %s: classified %q, oracle %q", s, a, urlWhyText[got], urlWhyText[want])
+			}
+		}
+	})
+}
+
+// plainDottedQuad reports whether s is four decimal parts without leading
+// zeros (the only IPv4 spelling net/netip accepts).
+func plainDottedQuad(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 4 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || len(p) > 1 && p[0] == '0' {
+			return false
+		}
+		for i := 0; i < len(p); i++ {
+			if !isDigit(p[i]) {
+				return false
+			}
+		}
+	}
+	return true
+}
