@@ -154,6 +154,9 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, c *call) {
 	}
 	if c.slot {
 		s.limiter.Release()
+		if !c.called.IsZero() {
+			s.gov.answered(time.Until(c.called))
+		}
 	}
 	if s.draining.Load() {
 		ctx.SetConnectionClose()
@@ -167,6 +170,7 @@ type call struct {
 	um      *upstreamMeters
 	slot    bool          // holds an in-flight slot
 	reserve time.Duration // kept after the bidder's answer: gateReserveMs and the scheduler's
+	called  time.Time     // D, once the bidder was called (the governor's slack)
 	ev      *engine.Eval
 	oresp   *fasthttp.Response
 	inBuf   *pool.Buffer // decompressed request
@@ -236,6 +240,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		return
 	}
 
+	c.called = deadline
 	c.stage = stageUpstream
 	injectUpstreamFault(up.name)
 	c.oresp = fasthttp.AcquireResponse()

@@ -42,13 +42,16 @@
 //     connection closed. A violation before any byte of a request (CR or LF
 //     between requests) closes the connection without an answer.
 //   - Arrival: a request's deadline D runs from the kernel's receive time
-//     (SO_TIMESTAMPNS) of the oldest unread byte of the read holding its
-//     first byte, so time queued in socket buffers, behind pipelined
-//     requests or for a CPU counts. Without a kernel timestamp (the first
+//     (SO_TIMESTAMPNS) of the newest segment of the read holding its first
+//     byte (one recvmsg per read), so time queued in socket buffers, behind
+//     pipelined requests or for a CPU counts. Without a kernel timestamp (the first
 //     packets after start, in-memory listeners) the read's own time is used.
 //   - Overload (overload.go): the in-flight limit in force is
-//     limits.maxInFlight or the governor's lower one, which follows the Go
-//     scheduler's run-queue latency (gauge bidguard_inflight_limit); the
+//     limits.maxInFlight or the governor's lower one, which drops while more
+//     than 1% of admitted requests are answered less than 1 ms before their
+//     deadline and grows back while the limit sheds and answers leave in
+//     time (gauge bidguard_inflight_limit): a busy CPU alone sheds nothing;
+//     the
 //     bidder's budget keeps, beside gateReserveMs, twice the p99 run-queue
 //     latency of the last 20 ms (at most 100 ms) for the wait for a core
 //     after the bidder answers.

@@ -19,8 +19,8 @@ import (
 //     every request waits for a core, after its arrival and again after the
 //     bidder answers, and answers leave late although each was admitted in
 //     time. The governor lowers the in-flight limit below limits.maxInFlight
-//     while the Go scheduler's run-queue latency is high, and raises it
-//     again while it is low and the limit is what sheds (shed reason
+//     while answers leave with too little time to spare, and raises it again
+//     while they do not and the limit is what sheds (shed reason
 //     "inflight").
 //
 // The governor is a gradient controller in the spirit of Envoy's adaptive
@@ -28,15 +28,21 @@ import (
 // those compare the latency of whole requests with a measured minimum,
 // which here would be the bidder's latency, an external quantity that
 // changes on its own (a slower bidder would shrink the limit and shed
-// traffic bidguard could serve). What bidguard controls is its own CPU, so
-// the signal is the time runnable goroutines wait for a core
-// (runtime/metrics /sched/latencies:seconds), sampled every governorTick.
+// traffic bidguard could serve), and a busy CPU is not by itself a reason
+// to refuse an auction. What matters is the deadline, so the signal is the
+// share of admitted requests answered with less than tightSlack before
+// their deadline D (late ones included), counted on the bid path and read
+// every governorTick. The Go scheduler's run-queue latency
+// (runtime/metrics /sched/latencies:seconds) sizes the reserve kept for the
+// judging after the bidder answers (schedReserve).
 const (
 	governorTick = 20 * time.Millisecond
-	// schedTarget: a p90 run-queue latency above it is overload. Well under
-	// deadline.gateReserveMs: the judging after the bidder's answer must not
-	// wait for a core longer than the reserve.
-	schedTarget = 2 * time.Millisecond
+	// tightSlack: an answer leaving less than this before D counts as
+	// tight; more than tightShare of a tick's answers tight is overload.
+	tightSlack = time.Millisecond
+	tightShare = 0.01
+	// minAnswers: fewer answers in a tick carry no signal.
+	minAnswers = 32
 	// schedMinSamples: fewer scheduling events in a tick carry no signal.
 	schedMinSamples = 64
 	// governorFloor is the lowest limit the governor sets.
@@ -50,9 +56,11 @@ const maxSchedReserve = 100 * time.Millisecond
 // limit and tail are read on every request (atomic loads); the controller
 // goroutine writes them.
 type governor struct {
-	limit atomic.Int64 // 0: not constrained (limits.maxInFlight applies)
-	shed  atomic.Int64 // in-flight sheds since the last tick
-	tail  atomic.Int64 // p99 run-queue latency of the last tick, ns
+	limit   atomic.Int64 // 0: not constrained (limits.maxInFlight applies)
+	shed    atomic.Int64 // in-flight sheds since the last tick
+	answers atomic.Int64 // admitted requests answered since the last tick
+	tight   atomic.Int64 // of which with less than tightSlack to spare
+	tail    atomic.Int64 // p99 run-queue latency of the last tick, ns
 
 	sample []metrics.Sample
 	prev   []uint64
@@ -71,6 +79,15 @@ func newGovernor() *governor {
 // and the answer still leaves by D.
 func (g *governor) schedReserve() time.Duration {
 	return min(2*time.Duration(g.tail.Load()), maxSchedReserve)
+}
+
+// answered records the slack of an admitted request's answer: D minus the
+// time it left (negative when late).
+func (g *governor) answered(slack time.Duration) {
+	g.answers.Add(1)
+	if slack < tightSlack {
+		g.tight.Add(1)
+	}
 }
 
 // effective is the in-flight limit to apply: the adaptive one when it is
@@ -93,17 +110,18 @@ func (g *governor) run(stop <-chan struct{}, inflight func() int64, ceiling func
 		case <-stop:
 			return
 		case <-t.C:
-			p90, p99 := g.read()
+			_, p99 := g.read()
 			g.tail.Store(int64(p99))
-			g.adjust(p90, inflight(), int64(ceiling()))
+			g.adjust(g.answers.Swap(0), g.tight.Swap(0), inflight(), int64(ceiling()))
 		}
 	}
 }
 
-// adjust is one step of the controller: over schedTarget the limit drops
-// to 3/4 of the lower of itself and the requests in flight; under it, and
+// adjust is one step of the controller, given the tick's answers and how
+// many of them were tight: when more than tightShare were, the limit drops
+// to 3/4 of the lower of itself and the requests in flight; otherwise, and
 // only while the limit is what sheds, it grows by 1/8.
-func (g *governor) adjust(p90 time.Duration, inflight, ceiling int64) {
+func (g *governor) adjust(answers, tight, inflight, ceiling int64) {
 	shed := g.shed.Swap(0)
 	cur := g.limit.Load()
 	if cur == 0 || (ceiling > 0 && cur > ceiling) {
@@ -111,7 +129,7 @@ func (g *governor) adjust(p90 time.Duration, inflight, ceiling int64) {
 	}
 	next := cur
 	switch {
-	case p90 > schedTarget:
+	case answers >= minAnswers && float64(tight) > tightShare*float64(answers):
 		base := max(inflight, governorFloor)
 		if cur > 0 {
 			base = min(cur, base)

@@ -15,6 +15,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
+	"github.com/valyala/fasthttp/pprofhandler"
 
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/pool"
@@ -47,6 +48,11 @@ type Options struct {
 	// Quarantine, when set, answers the admin listener's /quarantine and
 	// /quarantine/... paths (a net/http handler, adapted; admin traffic only).
 	Quarantine http.Handler
+	// Pprof serves Go's profiles under /debug/pprof/ on the admin listener
+	// (serve --pprof): for measuring the bid path under load. Off by
+	// default; the admin listener must not be reachable from untrusted
+	// networks when it is on.
+	Pprof bool
 }
 
 // DefaultDrain is Options.Drain when unset.
@@ -70,6 +76,7 @@ type Server struct {
 	audit  func(*engine.Snapshot, *engine.Eval, *engine.Outcome)
 	judged func(string, *engine.Snapshot, *engine.Eval, *engine.Outcome)
 	quar   fasthttp.RequestHandler // Options.Quarantine, adapted
+	pprof  bool                    // Options.Pprof
 	meters *meters
 
 	limiter  pool.Limiter
@@ -131,6 +138,7 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 	if opt.Quarantine != nil {
 		s.quar = fasthttpadaptor.NewFastHTTPHandler(opt.Quarantine)
 	}
+	s.pprof = opt.Pprof
 	s.drain = opt.Drain
 	if s.drain <= 0 {
 		s.drain = DefaultDrain
@@ -377,6 +385,10 @@ func (s *Server) handleAdmin(ctx *fasthttp.RequestCtx) {
 		}
 		ctx.SetBodyString("ok\n")
 	default:
+		if s.pprof && bytes.HasPrefix(ctx.Path(), []byte("/debug/pprof/")) {
+			pprofhandler.PprofHandler(ctx)
+			return
+		}
 		if p := ctx.Path(); s.quar != nil && (string(p) == "/quarantine" || bytes.HasPrefix(p, []byte("/quarantine/"))) {
 			s.quar(ctx)
 			return

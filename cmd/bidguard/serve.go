@@ -24,7 +24,7 @@ const shutdownGrace = 10 * time.Second
 // serveFlags are the flags of `bidguard serve`.
 type serveFlags struct {
 	config, listen, admin, upstream string
-	demo                            bool
+	demo, pprof                     bool
 }
 
 // runServe is `bidguard serve`: exit 0 after a graceful shutdown on SIGTERM
@@ -39,6 +39,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.admin, "admin", "", "admin address: /metrics, /healthz, /readyz (replaces adminListen)")
 	fs.StringVar(&f.upstream, "upstream", "", "bidder URL (replaces upstreams by {name: default, url: URL, path: /})")
 	fs.BoolVar(&f.demo, "demo", false, "start a demo bidder on loopback and route to it")
+	fs.BoolVar(&f.pprof, "pprof", false, "serve Go's profiles under /debug/pprof/ on the admin listener")
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "serve: %v\n", flagErr(err, fs))
 		return 2
@@ -97,7 +98,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	holder.Store(snap)
 	cfg := snap.Config
 	var aud auditor
-	opt := rtb.Options{Version: version, Logger: log, Judged: quar.judged, Quarantine: quar.handler()}
+	opt := rtb.Options{Version: version, Logger: log, Judged: quar.judged, Quarantine: quar.handler(), Pprof: f.pprof}
 	if cfg.Audit.Path != "" {
 		opt.Audit = aud.judged
 	}
