@@ -82,9 +82,16 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 			tMs, _ = engine.DeadlineFor(dl, t, arrival)
 		}
 	}
-	if time.Until(arrival.Add(time.Duration(tMs-int64(dl.ReturnMarginMs))*time.Millisecond-c.reserve)) <
-		time.Duration(dl.MinBidderMs)*time.Millisecond {
+	d := arrival.Add(time.Duration(tMs-int64(dl.ReturnMarginMs)) * time.Millisecond)
+	if slack := time.Until(d); slack-c.reserve < time.Duration(dl.MinBidderMs)*time.Millisecond {
+		// The governor counts the answer: one that leaves past D (the
+		// request queued too long) is a sign of overload.
+		s.gov.answered(slack)
 		s.shed(ctx, um, shedBudget)
+		return
+	}
+	if !connAdmit(ctx.Conn(), arrival, time.Duration(tMs)*time.Millisecond) {
+		s.shed(ctx, um, shedInflight)
 		return
 	}
 	if !s.limiter.TryAcquire(s.gov.effective(st.limits.MaxInFlight)) {
@@ -236,6 +243,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	now := time.Now()
 	budget := deadline.Sub(now) - c.reserve
 	if budget < time.Duration(dl.MinBidderMs)*time.Millisecond {
+		s.gov.answered(deadline.Sub(now))
 		s.shed(ctx, up.m, shedBudget)
 		return
 	}

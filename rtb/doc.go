@@ -42,11 +42,16 @@
 //     connection closed. A violation before any byte of a request (CR or LF
 //     between requests) closes the connection without an answer.
 //   - Arrival: a request's deadline D runs from the kernel's receive time
-//     (SO_TIMESTAMPNS) of the newest segment of the read holding its first
-//     byte (one recvmsg per read), so time queued in socket buffers, behind
-//     pipelined requests or for a CPU counts. Without a kernel timestamp (the first
+//     (SO_TIMESTAMPNS) of the read holding its first byte (one recvmsg per
+//     read; on a connection seen pipelining, a first recvmsg of one byte, so
+//     the stamp is of the oldest unread byte), so time queued in socket
+//     buffers, behind pipelined requests or for a CPU counts. Without a kernel timestamp (the first
 //     packets after start, in-memory listeners) the read's own time is used.
-//   - Overload (overload.go): the in-flight limit in force is
+//   - Overload (overload.go): per connection, while requests keep reaching
+//     the handler after queueing more than a quarter of their T (for 20 ms
+//     and more), the ones that queued that long are answered 204 at once
+//     (shed reason "inflight") until one arrives within that target, so a
+//     pipelined backlog drains by cheap sheds; the in-flight limit in force is
 //     limits.maxInFlight or the governor's lower one, which drops while more
 //     than 1% of admitted requests are answered less than 1 ms before their
 //     deadline and grows back while the limit sheds and answers leave in

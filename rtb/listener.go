@@ -212,6 +212,12 @@ type exchangeConn struct {
 	n       int
 	errno   syscall.Errno
 	stamped bool // the last read carried a kernel timestamp
+	// careful: this connection pipelines (a read held more than one
+	// request, or filled the buffer), so reads take their first byte alone
+	// to be stamped with the oldest waiting segment; until then a read is
+	// one recvmsg.
+	careful bool
+	queue   queueGate
 
 	// runs maps request numbers to arrival times: run i says that requests
 	// from runs[i].first on began in a read at runs[i].at. A ring, oldest at
@@ -257,6 +263,9 @@ func (c *exchangeConn) Read(p []byte) (int, error) {
 	n, at, err := c.read(p)
 	if n > 0 {
 		ok, starts, ferr := c.f.scan(p[:n])
+		if starts > 1 || n == len(p) {
+			c.careful = true
+		}
 		if starts > 0 {
 			c.addRun(c.f.requests-uint64(starts)+1, at)
 		}
@@ -290,18 +299,21 @@ func (c *exchangeConn) read(p []byte) (int, time.Time, error) {
 	return c.n, c.stamp(), nil
 }
 
-// recv reads without blocking, in one recvmsg; false asks the poller to
-// wait for data. The kernel stamps a recvmsg with the receive time of the
-// last segment it consumed: a request that arrived in one segment (a bid
-// request of a few KiB on a keep-alive connection) is stamped with its own
-// arrival; requests pipelined and read together take the stamp of the
-// newest segment of that read, so their queue time is short by the gap
-// between their arrivals (bounded by the read buffer), never by the time
-// they waited in the socket before the read. One syscall per read: the bid
-// path's cost is mostly syscalls.
+// recv reads without blocking; false asks the poller to wait for data. The
+// kernel stamps a recvmsg with the receive time of the last segment it
+// consumed. A connection that sends one request at a time (the common case)
+// is read in one recvmsg, which stamps the request with its own arrival. On
+// a pipelining connection (careful) the first byte comes alone, so the
+// stamp is the arrival of the oldest unread byte, a bound for every request
+// starting in this read (requests pipelined behind it are stamped no later
+// than they arrived: their queue time is never underestimated); the rest
+// follows by read(2) without waiting.
 func (c *exchangeConn) recv(fd uintptr) bool {
 	c.iov.Base = &c.buf[0]
 	c.iov.SetLen(len(c.buf))
+	if c.careful {
+		c.iov.SetLen(1)
+	}
 	c.msg.Iov = &c.iov
 	c.msg.Iovlen = 1
 	c.msg.Control = &c.oob[0]
@@ -315,6 +327,19 @@ func (c *exchangeConn) recv(fd uintptr) bool {
 			return false
 		}
 		c.n, c.errno = int(n), e
+		break
+	}
+	if !c.careful || c.n != 1 || len(c.buf) == 1 {
+		return true
+	}
+	for {
+		n, err := syscall.Read(int(fd), c.buf[1:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if n > 0 { // EAGAIN, EOF or an error: the next read sees it
+			c.n += n
+		}
 		return true
 	}
 }
@@ -372,6 +397,17 @@ func connFramingError(nc net.Conn) *framingError {
 		return c.f.err
 	}
 	return nil
+}
+
+// connAdmit is the queue-time gate of the connection ctx is served on, for
+// a request that arrived at arrival with a deadline T: true for connections
+// that are not the exchange listener's.
+func connAdmit(nc net.Conn, arrival time.Time, t time.Duration) bool {
+	if c, ok := nc.(*exchangeConn); ok {
+		now := time.Now()
+		return c.queue.admit(now, now.Sub(arrival), t)
+	}
+	return true
 }
 
 // connArrival is the arrival instant of the request ctx is serving: the

