@@ -33,6 +33,7 @@ const defaultTmax = 200 * time.Millisecond
 // bidderOptions are the flags of `loadtest bidder`.
 type bidderOptions struct {
 	listen, latency, kinds, countsOut, sample string
+	jump                                      string
 	late, bad, nobid                          float64
 	lateBy, idle                              time.Duration
 	seats                                     int
@@ -50,6 +51,7 @@ func runBidder(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.bad, "bad", 0, "share of bad bids (each breaks one gate's rule: -list-kinds)")
 	fs.StringVar(&o.kinds, "kinds", "default", "bad-bid kinds: default (those of the embedded default policy), all, or a comma-separated list")
 	fs.IntVar(&o.seats, "seats", 2, "seatbids per answer (imps are spread over seat-1..seat-N)")
+	fs.StringVar(&o.jump, "jump", "", "seat-N:FACTOR@AFTER: from AFTER after start on, seat-N's valid bids are priced FACTOR times higher (for the anomaly detector)")
 	fs.DurationVar(&o.idle, "idle-timeout", 60*time.Second, "close keep-alive connections idle this long (Node.js bidders: 5s)")
 	fs.StringVar(&o.countsOut, "counts-out", "", "write the counts (as GET /counts) to this file at exit")
 	fs.StringVar(&o.sample, "sample", "", "write a request and a response per kind into this directory (for bidguard check) and exit")
@@ -226,7 +228,11 @@ func newBidder(o bidderOptions) (*bidder, error) {
 		bd.fallbacks[k.name] = new(atomic.Int64)
 		bd.gates[tagBad+k.name] = k.gate
 	}
-	bd.statePool.New = func() any { return &bidderState{b: builder{serial: &bd.serial}} }
+	jump, err := parseJump(o.jump, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	bd.statePool.New = func() any { return &bidderState{b: builder{serial: &bd.serial, jump: jump}} }
 	return bd, nil
 }
 

@@ -239,3 +239,29 @@ func TestMixDraw(t *testing.T) {
 		require.Nil(t, k)
 	}
 }
+
+func TestPriceJump(t *testing.T) {
+	start := time.Unix(1000, 0)
+	j, err := parseJump("seat-2:10@5m", start)
+	require.NoError(t, err)
+	require.Equal(t, &priceJump{seat: 2, factor: 10, at: start.Add(5 * time.Minute)}, j)
+	for _, bad := range []string{"2:10@5m", "seat-0:10@1s", "seat-1:-1@1s", "seat-1:10", "seat-1:10@x", "seat-1:NaN@1s"} {
+		_, err := parseJump(bad, start)
+		require.Error(t, err, bad)
+	}
+	none, err := parseJump("", start)
+	require.NoError(t, err)
+	s := bidSpec{price: 1.2}
+	none.apply(2, &s)
+	require.Equal(t, 1.2, s.price, "no jump configured")
+
+	due := &priceJump{seat: 2, factor: 10, at: time.Now().Add(-time.Second)}
+	later := &priceJump{seat: 2, factor: 10, at: time.Now().Add(time.Hour)}
+	s = bidSpec{price: 1.2}
+	due.apply(1, &s)
+	require.Equal(t, 1.2, s.price, "another seat")
+	later.apply(2, &s)
+	require.Equal(t, 1.2, s.price, "not yet due")
+	due.apply(2, &s)
+	require.Equal(t, 12.0, s.price)
+}

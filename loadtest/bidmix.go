@@ -1,11 +1,13 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // dsaMode is what a bid carries in ext.dsa.
@@ -119,7 +121,50 @@ var safeCats = []string{"IAB19", "IAB3", "IAB12", "IAB2", "IAB5"}
 // one per request (pooled by the bidder).
 type builder struct {
 	serial *atomic.Uint64 // shared bid serial numbers
+	jump   *priceJump     // nil: prices never jump
 	adm    []byte
+}
+
+// priceJump multiplies the valid bids' prices of one seat by factor from at
+// on (-jump): a seat whose pricing config broke, for the anomaly detector.
+type priceJump struct {
+	seat   int // 1-based: seat-N
+	factor float64
+	at     time.Time
+}
+
+// parseJump reads -jump SEAT:FACTOR@AFTER (seat-2:10@5m); AFTER counts
+// from start.
+func parseJump(v string, start time.Time) (*priceJump, error) {
+	if v == "" {
+		return nil, nil
+	}
+	bad := fmt.Errorf("-jump %q: want seat-N:FACTOR@AFTER, e.g. seat-1:10@5m", v)
+	seat, rest, ok := strings.Cut(v, ":")
+	fs, after, ok2 := strings.Cut(rest, "@")
+	if !ok || !ok2 || !strings.HasPrefix(seat, "seat-") {
+		return nil, bad
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(seat, "seat-"))
+	if err != nil || n < 1 {
+		return nil, bad
+	}
+	f, err := strconv.ParseFloat(fs, 64)
+	if err != nil || !(f > 0) || math.IsInf(f, 0) {
+		return nil, bad
+	}
+	d, err := time.ParseDuration(after)
+	if err != nil || d < 0 {
+		return nil, bad
+	}
+	return &priceJump{seat: n, factor: f, at: start.Add(d)}, nil
+}
+
+// apply changes s, a valid bid of seat (1-based), once the jump is due.
+func (j *priceJump) apply(seat int, s *bidSpec) {
+	if j != nil && seat == j.seat && !time.Now().Before(j.at) {
+		s.price = math.Round(s.price*j.factor*1e6) / 1e6
+	}
 }
 
 // respCur is the currency valid answers use: the request's first, else USD.
@@ -232,6 +277,7 @@ func (b *builder) build(dst []byte, r *reqInfo, p *plan, seats int, sent func(ta
 				dst = append(dst, ',')
 			}
 			s := b.validBid(r, i, domain)
+			b.jump.apply(seat+1, &s)
 			switch k := p.bids[i]; {
 			case p.late:
 				s.tag = tagLate
