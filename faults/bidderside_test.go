@@ -113,7 +113,6 @@ func TestBidderWrongLengths(t *testing.T) {
 // pooled connection.
 func TestBidderExtraBytes(t *testing.T) {
 	scenario(t, "bidder/extra-bytes")
-	needsBranch(t, "client", "connections with bytes left after a response are closed, never reused (issue 11)")
 	var n atomic.Int64
 	b := newRawBidder(t, func(c net.Conn) {
 		br := bufio.NewReader(c)
@@ -223,7 +222,6 @@ func TestBidderInvalidUTF8(t *testing.T) {
 // no auction after quiet spells.
 func TestBidderIdleClose(t *testing.T) {
 	scenario(t, "bidder/idle-close")
-	needsBranch(t, "client", "upstreams[].idleTimeoutMs and the one permitted resend (issue 11)")
 	b := goodBidder(t, 0)
 	b.Config.IdleTimeout = time.Second
 	p := startProc(t, procOpts{upstream: b.URL + "/bid"})
@@ -238,7 +236,6 @@ func TestBidderIdleClose(t *testing.T) {
 // TestBidderRestart: a bidder restarted between requests loses no auction.
 func TestBidderRestart(t *testing.T) {
 	scenario(t, "bidder/restart")
-	needsBranch(t, "client", "a reused connection closed before any response byte is resent once (issue 11)")
 	b := goodBidder(t, 0)
 	addr := b.Listener.Addr().String()
 	p := startProc(t, procOpts{upstream: "http://" + addr + "/bid"})

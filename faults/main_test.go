@@ -92,15 +92,6 @@ func scenario(t *testing.T, id string) {
 	t.Logf("scenario %s", id)
 }
 
-// needsBranch marks a scenario that passes only once another branch is
-// merged; it skips while the behaviour it checks is missing.
-func needsBranch(t *testing.T, branch, why string) {
-	t.Helper()
-	if os.Getenv("BIDGUARD_FAULTS_ALL") != "1" {
-		t.Skipf("needs the %s branch: %s (BIDGUARD_FAULTS_ALL=1 runs it anyway)", branch, why)
-	}
-}
-
 // policyYAML is the policy of every fault scenario: the gates that reject
 // the fake bidders' bad bids (an impid the request lacks, a negative price).
 const policyYAML = `policy:
