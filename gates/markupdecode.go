@@ -182,25 +182,15 @@ func (d *escDecoder) json(p int) (byte, int) {
 	if s[p] != '\\' || p+1 >= len(s) {
 		return s[p], p + 1
 	}
-	switch c := s[p+1]; c {
-	case '"', '\\', '/':
-		return c, p + 2
-	case 'b':
-		return '\b', p + 2
-	case 'f':
-		return '\f', p + 2
-	case 'n':
-		return '\n', p + 2
-	case 'r':
-		return '\r', p + 2
-	case 't':
-		return '\t', p + 2
+	switch s[p+1] {
+	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+		r, n := jsonraw.Rune(s, p) // one home for JSON escapes
+		return byte(r), n
 	case 'u':
-		if jsonraw.Hex4(s, p+2) < 0 {
-			break // not an escape: the backslash reads as itself
+		if jsonraw.Hex4(s, p+2) >= 0 { // else not an escape: the backslash reads as itself
+			r, n := jsonraw.Rune(s, p) // a surrogate pair reads as one unit
+			return asciiOr80(r), n
 		}
-		r, n := jsonraw.Rune(s, p) // a surrogate pair reads as one unit
-		return asciiOr80(r), n
 	}
 	return '\\', p + 1
 }
