@@ -49,19 +49,33 @@ type httpBidder struct {
 
 func newHTTPBidder(t testing.TB, h func(w http.ResponseWriter, r *http.Request, body []byte)) *httpBidder {
 	t.Helper()
+	return startHTTPBidder(t, 0, h)
+}
+
+// startHTTPBidder is newHTTPBidder with the bidder's keep-alive idle
+// timeout (0: net/http's default), set before the server starts serving.
+func startHTTPBidder(t testing.TB, idle time.Duration, h func(w http.ResponseWriter, r *http.Request, body []byte)) *httpBidder {
+	t.Helper()
 	b := &httpBidder{}
-	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
 		b.calls.Add(1)
 		h(w, r, body)
 	}))
+	b.Config.IdleTimeout = idle
+	b.Start()
 	t.Cleanup(b.Close)
 	return b
 }
 
 // goodBidder answers after latency with two good bids and one bad one.
 func goodBidder(t testing.TB, latency time.Duration) *httpBidder {
-	return newHTTPBidder(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
+	return goodBidderIdle(t, latency, 0)
+}
+
+// goodBidderIdle is goodBidder closing connections idle for longer than idle.
+func goodBidderIdle(t testing.TB, latency, idle time.Duration) *httpBidder {
+	return startHTTPBidder(t, idle, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		if latency > 0 {
 			time.Sleep(latency)
 		}

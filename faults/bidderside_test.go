@@ -222,8 +222,7 @@ func TestBidderInvalidUTF8(t *testing.T) {
 // no auction after quiet spells.
 func TestBidderIdleClose(t *testing.T) {
 	scenario(t, "bidder/idle-close")
-	b := goodBidder(t, 0)
-	b.Config.IdleTimeout = time.Second
+	b := goodBidderIdle(t, 0, time.Second)
 	p := startProc(t, procOpts{upstream: b.URL + "/bid"})
 	for i := range 6 {
 		a := byDeadline(t, p, fmt.Sprint("idle", i))
