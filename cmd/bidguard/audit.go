@@ -143,7 +143,7 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		return err
 	})
 	if err := fs.Parse(args[1:]); err != nil {
-		fmt.Fprintf(stderr, "audit verify: %v\n", err)
+		fmt.Fprintf(stderr, "audit verify: %v\n", flagErr(err, fs))
 		return 2
 	}
 	if fs.NArg() == 0 {

@@ -28,7 +28,8 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		return fail("check", flagErr(err, fs))
+		fmt.Fprintf(stderr, "check: %v\n", flagErr(err, fs))
+		return 2
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -99,6 +100,15 @@ func displayName(path string) string {
 }
 
 func flagErr(err error, fs *flag.FlagSet) error {
+	if errors.Is(err, flag.ErrHelp) {
+		// -h: the flags with their defaults, after the command's name.
+		var b strings.Builder
+		b.WriteString("flags:\n")
+		fs.SetOutput(&b)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+		return errors.New(strings.TrimRight(b.String(), "\n"))
+	}
 	if err != nil {
 		return err
 	}

@@ -143,3 +143,14 @@ func TestVersion(t *testing.T) {
 	require.Equal(t, 0, code)
 	require.Regexp(t, `^bidguard \S+ go\S+ config [0-9a-f]{12}\n$`, out)
 }
+
+// TestHelpListsFlags: -h on a command prints its flags with their help on
+// stderr (exit 2, as for any flag error).
+func TestHelpListsFlags(t *testing.T) {
+	for cmd, flag := range map[string]string{"serve": "-listen", "check": "-config", "audit verify": "-key-file", "version": "-config", "config validate": "-config"} {
+		code, _, errOut := runCmd(append(strings.Fields(cmd), "-h")...)
+		require.Equal(t, 2, code, cmd)
+		require.Contains(t, errOut, cmd+": flags:\n", cmd)
+		require.Contains(t, errOut, "  "+flag+" ", cmd)
+	}
+}
