@@ -150,8 +150,9 @@ func compareHits(t *testing.T, want []map[string]any, got []engine.Hit, msg stri
 	}
 }
 
-// coverageProblems lists what a registered gate lacks: a README row, a test
-// file, and golden pairs with at least one passing and one failing verdict.
+// coverageProblems lists what a registered gate lacks: one README row (not
+// two), a test file, and golden pairs with at least one passing and one
+// failing verdict.
 func coverageProblems(reg engine.Registry, dir string) []string {
 	readme, _ := os.ReadFile(filepath.Join(dir, "README.md"))
 	var out []string
@@ -161,8 +162,12 @@ func coverageProblems(reg engine.Registry, dir string) []string {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if !strings.Contains(string(readme), "| `"+n+"`") {
+		switch strings.Count(string(readme), "\n| `"+n+"`") {
+		case 0:
 			out = append(out, n+": no row in README.md")
+		case 1:
+		default:
+			out = append(out, n+": more than one row in README.md")
 		}
 		if _, err := os.Stat(filepath.Join(dir, strings.ToLower(n)+"_test.go")); err != nil {
 			out = append(out, n+": no test file "+strings.ToLower(n)+"_test.go")
@@ -204,7 +209,9 @@ func TestCoverageCheckCanFail(t *testing.T) {
 		"madeUp: no test file madeup_test.go",
 		"madeUp: testdata needs a passing and a failing pair",
 	}, coverageProblems(reg, dir))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("| `madeUp` | x |\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("\n| `madeUp` | x |\n| `madeUp` | y |\n"), 0o644))
+	require.Contains(t, coverageProblems(reg, dir), "madeUp: more than one row in README.md")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("\n| `madeUp` | x |\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "madeup_test.go"), nil, 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "testdata", "madeUp"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "testdata", "madeUp", "a.json"), []byte(`{"expect":{"passed":true}}`), 0o644))

@@ -12,6 +12,8 @@ package gates
 import (
 	"bytes"
 	"unsafe"
+
+	"github.com/bidguard/bidguard/jsonraw"
 )
 
 // markupBytes views s as bytes without copying. The result must never be written.
@@ -342,6 +344,24 @@ func markupIndex(s []byte, from int, sep string, limit int) (end, next int) {
 		return limit, limit
 	}
 	return from + j, from + j + len(sep)
+}
+
+// nativeWithTail reports whether s, an adm that starts with '{' (a native
+// response), is more than one JSON value: bytes after the object, or an
+// object that never closes. Such adm is scanned as HTML as well as native: a
+// renderer may take it for markup, so a script cannot hide behind a native
+// prefix.
+func nativeWithTail(s []byte) bool {
+	end := jsonraw.ValueEnd(s, 0)
+	if end < 0 {
+		return true
+	}
+	for _, c := range s[end:] {
+		if !isHTMLSpace(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // looksLikeXML reports whether markup is an XML document such as VAST: it

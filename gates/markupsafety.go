@@ -9,8 +9,9 @@ package gates
 //
 // adm is read with secureMarkup's tokenizer (markup.go) and decoders: as
 // native JSON when it starts with '{' (jstracker scanned as HTML, the URL
-// strings checked for javascript:), as XML when it is VAST, as HTML
-// otherwise. Script is read by markupjs.go in <script> bodies and in event
+// strings checked for javascript:; when bytes follow the object, the whole
+// adm is scanned as HTML too), as XML when it is VAST (the content of a
+// <script> element read as script), as HTML otherwise. Script is read by markupjs.go in <script> bodies and in event
 // handler attributes (on*, through character references). A forced redirect
 // is an assignment to location (bare, or under top, parent, window, self,
 // frames, document or globalThis; also in bracket form), to location.href, a
@@ -154,7 +155,11 @@ func unsafeAdm(adm []byte) uint8 {
 		i++
 	}
 	if i < len(adm) && adm[i] == '{' {
-		return unsafeNative(adm[i:], 0)
+		found := unsafeNative(adm[i:], 0)
+		if nativeWithTail(adm[i:]) {
+			found |= unsafeMarkup(adm, false, 0)
+		}
+		return found
 	}
 	return unsafeMarkup(adm, looksLikeXML(adm), 0)
 }
@@ -164,17 +169,25 @@ func unsafeMarkup(s []byte, xml bool, depth int) (found uint8) {
 	var t markupTokenizer
 	t.reset(s, xml)
 	// While pendingURL, the content of a VAST URL element is matched against
-	// javascript:; while pendingHTML, that of an HTMLResource is scanned.
+	// javascript:; while pendingHTML, that of an HTMLResource is scanned;
+	// while pendingScript, that of a <script> element in XML (HTML's is raw
+	// text) is read as script.
 	var m schemeMatch
-	pendingURL, pendingHTML := false, false
+	pendingURL, pendingHTML, pendingScript := false, false, false
 	for found&jsRedirect == 0 {
 		k := t.next()
-		if pendingURL || pendingHTML {
+		if pendingURL || pendingHTML || pendingScript {
 			switch k {
 			case markupComment:
 				continue
 			case markupText, markupCDATA:
-				if pendingHTML {
+				if pendingScript {
+					flags := uint8(0)
+					if k == markupText {
+						flags = escEntity
+					}
+					found |= scanJS(t.data, flags)
+				} else if pendingHTML {
 					found |= unsafeNested(t.data, k == markupText, depth)
 				} else if d := (escDecoder{s: t.data, flags: escEntity}); m.feedFrom(&d, 0) {
 					if m.state == 1 {
@@ -184,7 +197,7 @@ func unsafeMarkup(s []byte, xml bool, depth int) (found uint8) {
 				}
 				continue
 			}
-			pendingURL, pendingHTML = false, false
+			pendingURL, pendingHTML, pendingScript = false, false, false
 		}
 		switch k {
 		case markupEOF:
@@ -195,6 +208,8 @@ func unsafeMarkup(s []byte, xml bool, depth int) (found uint8) {
 				switch {
 				case markupNameIs(t.name, "htmlresource"):
 					pendingHTML = true
+				case markupNameIs(t.name, "script"):
+					pendingScript = true
 				case vastURLElement(t.name) || vastClickThrough(t.name):
 					m, pendingURL = schemeMatch{scheme: "javascript:"}, true
 				}

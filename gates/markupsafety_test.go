@@ -92,6 +92,12 @@ func TestMarkupSafetyCreatives(t *testing.T) {
 	f("VAST HTMLResource", htmlResourceVAST, `var w = 300;`, `top.location = 'https://scam.example/';`, "forced redirect")
 	f("VAST HTMLResource, text", htmlResourceVAST, `<![CDATA[<div`, `&lt;script&gt;parent.location.href=u&lt;/script&gt;<![CDATA[<div`, "forced redirect")
 	f("native jstracker", native11, `<script src=\"https://trk.dsp.example/nj.js\"></script>`, `<script>top.location=\"https://scam.example/\"<\/script>`, "forced redirect")
+	f("script after a VAST document", vast4, `</VAST>`, `</VAST><script>top.location="https://scam.example/"</script>`, "forced redirect")
+	f("script in VAST, references", vast4, `</VAST>`, `<script>top.location=&quot;https://scam.example/&quot;</script></VAST>`, "forced redirect")
+	f("script in VAST, CDATA", vast4, `</VAST>`, `<script><![CDATA[window.location.replace(u)]]></script></VAST>`, "forced redirect")
+	f("VAST text is not script", vast4, `<AdTitle>iabtechlab video ad</AdTitle>`, `<AdTitle>never write top.location = x</AdTitle>`, "")
+	f("markup after a native object", native12+`<script>top.location="https://scam.example/"</script>`, "", "", "forced redirect")
+	f("native object never closed", `{"native":{"ver":"1.2","assets":[]}<img src=x onerror="top.location='https://scam.example/'">`, "", "", "forced redirect")
 	f("redirect wins over javascript url", adServerTag, script, `top.location = u; var x = 1;</script><a href="javascript:x()">x</a><script>`, "forced redirect")
 	// Not redirects.
 	f("comparison", adServerTag, script, `if (top.location == u || window.location === u) {}`, "")

@@ -118,7 +118,7 @@ func insecureAdm(adm []byte) bool {
 		i++
 	}
 	if i < len(adm) && adm[i] == '{' {
-		return insecureNative(adm[i:])
+		return insecureNative(adm[i:]) || nativeWithTail(adm[i:]) && insecureMarkup(adm, false)
 	}
 	return insecureMarkup(adm, looksLikeXML(adm))
 }

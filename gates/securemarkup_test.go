@@ -234,6 +234,8 @@ func TestSecureMarkupCreatives(t *testing.T) {
 	f("native11 link.clicktrackers", native11, `https://trk.dsp.example/nc`, `http://trk.dsp.example/nc`, true)
 	f("native11 link.url", native11, `http://brand.example/landing`, `http://brand.example/other`, false)
 	f("native11 title text", native11, `Learn about http`, `http`, false)
+	f("markup after a native object", native12+`<img src="http://px.dsp.example/p.gif">`, "", "", true)
+	f("spaces after a native object", native12+" \n", "", "", false)
 	f("native12 img.url, JSON-escaped", native12, `https:\/\/cdn.brand.example\/n\/main.jpg`, `http:\/\/cdn.brand.example\/n\/main.jpg`, true)
 	f("native12 eventtrackers img", native12, `https://trk.dsp.example/e1`, `http://trk.dsp.example/e1`, true)
 	f("native12 eventtrackers js", native12, `https://trk.dsp.example/omid.js`, `http%3A%2F%2Ftrk.dsp.example/omid.js`, true)
