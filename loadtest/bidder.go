@@ -345,8 +345,15 @@ func sampleRequest() ([]byte, error) {
 }
 
 // samplePair returns the answer to body with one bid (or the response) of
-// kind k, the other bids valid; k nil: every bid valid.
+// kind k, the other bids valid; k nil: every bid valid. A bid kind goes on
+// the first imp it applies to.
 func samplePair(body []byte, k *kind) ([]byte, error) {
+	return samplePairOn(body, k, -1)
+}
+
+// samplePairOn is samplePair with a bid kind on imp number imp (-1: the
+// first it applies to).
+func samplePairOn(body []byte, k *kind, imp int) ([]byte, error) {
 	var (
 		p    fastjson.Parser
 		info reqInfo
@@ -362,12 +369,15 @@ func samplePair(body []byte, k *kind) ([]byte, error) {
 		}
 		pl.resp = k
 	} else if k != nil {
-		i := 0
-		for i < len(info.imps) && !k.applies(&info, &info.imps[i]) {
-			i++
+		i := imp
+		if i < 0 {
+			i = 0
+			for i < len(info.imps) && !k.applies(&info, &info.imps[i]) {
+				i++
+			}
 		}
-		if i == len(info.imps) {
-			return nil, fmt.Errorf("kind %s applies to no imp of the request", k.name)
+		if i >= len(info.imps) || !k.applies(&info, &info.imps[i]) {
+			return nil, fmt.Errorf("kind %s applies to no imp %d of the request", k.name, imp)
 		}
 		pl.bids[i] = k
 	}

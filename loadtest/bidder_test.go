@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -175,24 +176,45 @@ func TestKindsAgainstCheck(t *testing.T) {
 	require.True(t, rep.Passed, "valid bids pass on a child-directed request requiring DSA")
 	require.Empty(t, rep.Warned)
 
+	// Every bid kind on every imp it applies to: the sample request's imps
+	// are of each media type, and a bad bid must be caught in each.
+	var parsed struct{ Imp []json.RawMessage }
+	require.NoError(t, json.Unmarshal(req, &parsed))
+	require.Len(t, parsed.Imp, 4, "the sample request has a banner, a secure banner, a video and a native imp")
+	var imps []int
+	for i := range parsed.Imp {
+		imps = append(imps, i)
+	}
 	for _, k := range kinds {
-		resp, err := samplePair(req, k)
-		require.NoError(t, err, k.name)
-		rep := check(t, bin, dir, k.name, req, resp)
-		if k.pending && rep.Passed {
-			t.Logf("kind %s: %s is not in the embedded default policy yet", k.name, k.gate)
-			continue
+		tried := 0
+		for _, imp := range imps {
+			if k.response && imp > 0 {
+				break
+			}
+			resp, err := samplePairOn(req, k, imp)
+			if err != nil && !k.response {
+				continue // the kind does not apply to this imp
+			}
+			require.NoError(t, err, k.name)
+			tried++
+			name := fmt.Sprintf("%s kind %s on imp %d", k.gate, k.name, imp)
+			rep := check(t, bin, dir, k.name, req, resp)
+			if k.pending && rep.Passed {
+				t.Logf("kind %s: %s is not in the embedded default policy yet", k.name, k.gate)
+				continue
+			}
+			require.Len(t, rep.Rejected, 1, name)
+			require.Equal(t, k.gate, rep.Rejected[0].Gate, name)
+			if k.pending {
+				t.Errorf("kind %s: %s now rejects it: drop pending so -kinds default includes it", k.name, k.gate)
+			}
+			if k.response {
+				require.Empty(t, rep.Rejected[0].BidID, "kind %s rejects the response", k.name)
+			} else if k.name != "no-id" && k.name != "dup-id" {
+				require.True(t, strings.HasPrefix(rep.Rejected[0].BidID, tagBad+k.name+"-"), "%s: the tagged bid is the one rejected", name)
+			}
 		}
-		require.Len(t, rep.Rejected, 1, "kind %s", k.name)
-		require.Equal(t, k.gate, rep.Rejected[0].Gate, "kind %s", k.name)
-		if k.pending {
-			t.Errorf("kind %s: %s now rejects it: drop pending so -kinds default includes it", k.name, k.gate)
-		}
-		if k.response {
-			require.Empty(t, rep.Rejected[0].BidID, "kind %s rejects the response", k.name)
-		} else if k.name != "no-id" && k.name != "dup-id" {
-			require.True(t, strings.HasPrefix(rep.Rejected[0].BidID, tagBad+k.name+"-"), "kind %s: the tagged bid is the one rejected", k.name)
-		}
+		require.NotZero(t, tried, "kind %s applies to no imp of the sample request", k.name)
 	}
 }
 
