@@ -120,25 +120,17 @@ func (f *framer) scan(p []byte) (ok int, starts int, err *framingError) {
 	for i := 0; i < len(p); i++ {
 		c := p[i]
 		switch f.st {
-		case fBody:
-			n := int64(len(p) - i)
-			if n > f.remain {
-				n = f.remain
-			}
+		case fBody, fChunkData:
+			// Body bytes are skipped whole, up to what the framing says.
+			n := min(int64(len(p)-i), f.remain)
 			f.remain -= n
 			i += int(n) - 1
 			if f.remain == 0 {
-				f.st = fStart
-			}
-		case fChunkData:
-			n := int64(len(p) - i)
-			if n > f.remain {
-				n = f.remain
-			}
-			f.remain -= n
-			i += int(n) - 1
-			if f.remain == 0 {
-				f.st = fChunkDataCR
+				if f.st == fBody {
+					f.st = fStart
+				} else {
+					f.st = fChunkDataCR
+				}
 			}
 		case fStart:
 			switch c {
