@@ -364,26 +364,27 @@ func nativeWithTail(s []byte) bool {
 	return false
 }
 
-// looksLikeXML reports whether markup is an XML document such as VAST: it
-// starts (after a byte-order mark, spaces and comments) with "<?xml" or its
-// first element is VAST.
-func looksLikeXML(s []byte) bool {
+// markupKind reads the start of markup (after a byte-order mark, spaces and
+// comments): xml when it is an XML document, that is it starts with
+// "<?xml" or its first element is VAST; vast when its first element is VAST.
+func markupKind(s []byte) (xml, vast bool) {
 	s = bytes.TrimPrefix(s, []byte("\xef\xbb\xbf"))
 	var t markupTokenizer
 	t.reset(s, false)
 	for {
 		switch t.next() {
 		case markupEOF:
-			return false
+			return xml, false
 		case markupStartTag:
-			return markupNameIs(t.name, "vast")
+			vast = markupNameIs(t.name, "vast")
+			return xml || vast, vast
 		case markupComment:
 			if len(t.data) >= 4 && markupNameIs(t.data[:4], "?xml") {
-				return true
+				xml = true
 			}
 		case markupText:
 			if len(bytes.TrimLeft(t.data, " \t\r\n\f")) > 0 {
-				return false
+				return xml, false
 			}
 		}
 	}

@@ -93,18 +93,22 @@ func TestMarkupTokenizer(t *testing.T) {
 	f(`<p title="a>b"></p class="x>">t`, false, "start:p: title=a>b", "end:p:", "text::t")
 }
 
-func TestLooksLikeXML(t *testing.T) {
-	f := func(s string, want bool) {
+func TestMarkupKind(t *testing.T) {
+	f := func(s string, wantXML, wantVAST bool) {
 		t.Helper()
-		require.Equal(t, want, looksLikeXML([]byte(s)), "%q", s)
+		xml, vast := markupKind([]byte(s))
+		require.Equal(t, wantXML, xml, "xml: %q", s)
+		require.Equal(t, wantVAST, vast, "vast: %q", s)
 	}
-	f(`<?xml version="1.0"?><VAST/>`, true)
-	f("\xef\xbb\xbf <?xml version=\"1.0\"?><x/>", true)
-	f(`<!-- served by x --><VAST version="4.0">`, true)
-	f(`<vast version="2.0">`, true)
-	f(`<div><VAST>`, false)
-	f(`text <VAST>`, false)
-	f(``, false)
+	f(`<?xml version="1.0"?><VAST/>`, true, true)
+	f("\xef\xbb\xbf <?xml version=\"1.0\"?><x/>", true, false)
+	f(`<?xml version="1.0"?><!-- c --> <html><script>`, true, false)
+	f(`<?xml version="1.0"?>`, true, false)
+	f(`<!-- served by x --><VAST version="4.0">`, true, true)
+	f(`<vast version="2.0">`, true, true)
+	f(`<div><VAST>`, false, false)
+	f(`text <VAST>`, false, false)
+	f(``, false, false)
 }
 
 func TestMarkupNameIs(t *testing.T) {

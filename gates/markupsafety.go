@@ -11,7 +11,8 @@ package gates
 // native JSON when it starts with '{' (jstracker scanned as HTML, the URL
 // strings checked for javascript:; when bytes follow the object, the whole
 // adm is scanned as HTML too), as XML when it is VAST (the content of a
-// <script> element read as script), as HTML otherwise. Script is read by markupjs.go in <script> bodies and in event
+// <script> element read as script), as XML and as HTML when it has an XML
+// prolog but is not VAST (a browser parses it as HTML), as HTML otherwise. Script is read by markupjs.go in <script> bodies and in event
 // handler attributes (on*, through character references). A forced redirect
 // is an assignment to location (bare, or under top, parent, window, self,
 // frames, document or globalThis; also in bracket form), to location.href, a
@@ -161,7 +162,17 @@ func unsafeAdm(adm []byte) uint8 {
 		}
 		return found
 	}
-	return unsafeMarkup(adm, looksLikeXML(adm), 0)
+	xml, vast := markupKind(adm)
+	if !xml {
+		return unsafeMarkup(adm, false, 0)
+	}
+	found := unsafeMarkup(adm, true, 0)
+	if !vast && found&jsRedirect == 0 {
+		// XML that is not VAST is a page: a browser ignores the prolog and
+		// parses HTML, where a '<' in a script opens no tag.
+		found |= unsafeMarkup(adm, false, 0)
+	}
+	return found
 }
 
 // unsafeMarkup scans HTML or XML markup at nesting depth.

@@ -98,7 +98,9 @@ func TestMarkupSafetyCreatives(t *testing.T) {
 	f("VAST text is not script", vast4, `<AdTitle>iabtechlab video ad</AdTitle>`, `<AdTitle>never write top.location = x</AdTitle>`, "")
 	f("markup after a native object", native12+`<script>top.location="https://scam.example/"</script>`, "", "", "forced redirect")
 	f("native object never closed", `{"native":{"ver":"1.2","assets":[]}<img src=x onerror="top.location='https://scam.example/'">`, "", "", "forced redirect")
+	f("XML prolog on a page, '<' in the script", "<?xml version=\"1.0\"?>"+adServerTag, script, `if (a <b) top.location = u`, "forced redirect")
 	f("redirect wins over javascript url", adServerTag, script, `top.location = u; var x = 1;</script><a href="javascript:x()">x</a><script>`, "forced redirect")
+	f("XML prolog on a page", "<?xml version=\"1.0\"?>"+adServerTag, "", "", "")
 	// Not redirects.
 	f("comparison", adServerTag, script, `if (top.location == u || window.location === u) {}`, "")
 	f("read", adServerTag, script, `var h = top.location.href; var l = window.location;`, "")

@@ -110,8 +110,9 @@ func insecureURLAt(s []byte, p int, flags uint8) bool {
 	return hasScheme(&d, p, "http:")
 }
 
-// insecureAdm routes adm: native JSON when it starts with '{', markup
-// otherwise (VAST and other XML in XML mode, anything else as HTML).
+// insecureAdm routes adm: native JSON when it starts with '{' (and HTML
+// too when bytes follow the object), markup otherwise: VAST in XML mode,
+// other XML in XML and HTML mode, anything else as HTML.
 func insecureAdm(adm []byte) bool {
 	i := 0
 	for i < len(adm) && isHTMLSpace(adm[i]) {
@@ -120,7 +121,13 @@ func insecureAdm(adm []byte) bool {
 	if i < len(adm) && adm[i] == '{' {
 		return insecureNative(adm[i:]) || nativeWithTail(adm[i:]) && insecureMarkup(adm, false)
 	}
-	return insecureMarkup(adm, looksLikeXML(adm))
+	xml, vast := markupKind(adm)
+	if !xml {
+		return insecureMarkup(adm, false)
+	}
+	// XML that is not VAST is a page: read it as a browser would too (it
+	// ignores the prolog and parses HTML).
+	return insecureMarkup(adm, true) || !vast && insecureMarkup(adm, false)
 }
 
 // insecureMarkup scans HTML or XML markup.
