@@ -39,13 +39,15 @@ const (
 // input is still a tag with the attributes read so far. In XML mode
 // `<![CDATA[` opens a CDATA section and no element holds raw text; in HTML
 // mode `<![CDATA[` is a bogus comment and script, style, textarea, title, xmp,
-// iframe, noembed, noframes and plaintext hold raw text up to their end tag.
+// iframe, noembed, noframes and plaintext hold raw text up to their end tag
+// (noscript too when scripting is set, as in a browser that runs script).
 // Tokens point into the input and are valid until the next call. It never
 // fails and allocates nothing. The zero value is at EOF; reset starts it.
 type markupTokenizer struct {
-	s   []byte
-	p   int
-	xml bool
+	s         []byte
+	p         int
+	xml       bool
+	scripting bool
 
 	kind        markupTokenKind
 	name, data  []byte
@@ -195,7 +197,7 @@ func (t *markupTokenizer) tag(p, n int, k markupTokenKind) markupTokenKind {
 	t.kind, t.name, t.attrs, t.p = k, s[n:e], s[e:i], next
 	if k == markupStartTag {
 		t.selfClosing = self
-		if !t.xml && isRawTextElement(t.name) {
+		if !t.xml && (isRawTextElement(t.name) || t.scripting && markupNameIs(t.name, "noscript")) {
 			t.raw = t.name
 		}
 	}
@@ -297,8 +299,11 @@ func (t *markupTokenizer) nextAttr() (name, val []byte, ok bool) {
 // rawTextEnd finds the end tag of the raw-text element name from p: the index
 // of its "</", or len(s). plaintext never ends.
 func rawTextEnd(s []byte, p int, name []byte) int {
-	if markupNameIs(name, "plaintext") {
+	switch {
+	case markupNameIs(name, "plaintext"):
 		return len(s)
+	case markupNameIs(name, "script"):
+		return scriptEnd(s, p)
 	}
 	for i := p; ; {
 		j := bytes.Index(s[i:], []byte("</"))
@@ -311,6 +316,67 @@ func rawTextEnd(s []byte, p int, name []byte) int {
 			return i
 		}
 		i += 2
+	}
+}
+
+// scriptEnd finds the end tag of a script element from p as the HTML
+// tokenizer does, with its escaped states: after "<!--", a "<script" start
+// tag opens a double-escaped run in which "</script" does not end the
+// element but returns to the escaped state; "-->" returns to plain script.
+// So "<script><!--<script></script>\nx()</script>" is one element whose
+// code runs x().
+func scriptEnd(s []byte, p int) int {
+	const (
+		plain = iota
+		escaped
+		double
+	)
+	st := plain
+	for i := p; i < len(s); i++ {
+		switch s[i] {
+		case '-':
+			if st != plain && i+2 < len(s) && s[i+1] == '-' && s[i+2] == '>' {
+				st, i = plain, i+2
+			}
+		case '<':
+			switch {
+			case st == plain && i+3 < len(s) && s[i+1] == '!' && s[i+2] == '-' && s[i+3] == '-':
+				// "<!--" opens the escaped state; "<!-->" closes it again,
+				// as its dashes are read once more as part of "-->".
+				st, i = escaped, i+1
+			case i+1 < len(s) && s[i+1] == '/' && tagNameAt(s, i+2, "script"):
+				if st != double {
+					return i
+				}
+				st = escaped
+			case st == escaped && tagNameAt(s, i+1, "script"):
+				st = double
+			}
+		}
+	}
+	return len(s)
+}
+
+// tagNameAt reports whether s[p:] starts with the tag name name (any case)
+// followed by what ends a tag name (space, '/', '>').
+func tagNameAt(s []byte, p int, name string) bool {
+	e := p + len(name)
+	return e < len(s) && markupNameIs(s[p:e], name) && markupClass[s[e]]&markupClsTagNameEnd != 0
+}
+
+// hasNoscript reports whether HTML markup holds a noscript start tag (any
+// case): a browser that runs script reads its content as raw text, one that
+// does not as markup, so the markup gates read such markup both ways.
+func hasNoscript(s []byte) bool {
+	for i := 0; ; i++ {
+		j := bytes.IndexByte(s[i:], '<')
+		if j < 0 {
+			return false
+		}
+		i += j
+		if tagNameAt(s, i+1, "noscript") {
+			return true
+		}
 	}
 }
 

@@ -75,6 +75,16 @@ func TestMarkupTokenizer(t *testing.T) {
 	// Raw text elements in HTML end only at their own end tag.
 	f(`<script>if (a<b) document.write("<img src=x>")</script ><p>`, false,
 		"start:script:", `raw:script:if (a<b) document.write("<img src=x>")`, "end:script:", "start:p:")
+	// A script's escaped states: "<!--<script>" makes the next "</script" part of the code.
+	f("<script><!--<script></script>\nx()</script>y", false,
+		"start:script:", "raw:script:<!--<script></script>\nx()", "end:script:", "text::y")
+	f("<script><!--<script></script>--></script>y", false,
+		"start:script:", "raw:script:<!--<script></script>-->", "end:script:", "text::y")
+	f("<script><!--></script>y", false, "start:script:", "raw:script:<!-->", "end:script:", "text::y")
+	f("<script><!-- <SCRIPT/x></scriptx></script>y</script>z", false,
+		"start:script:", "raw:script:<!-- <SCRIPT/x></scriptx></script>y", "end:script:", "text::z")
+	f("<noscript><p title=\"</noscript>\"></noscript>", false,
+		"start:noscript:", `start:p: title=</noscript>`, "end:noscript:")
 	f(`<STYLE>a{}</style>`, false, "start:STYLE:", "raw:STYLE:a{}", "end:style:")
 	f(`<script>never closed <img src=x>`, false, "start:script:", "raw:script:never closed <img src=x>")
 	f(`<title>a</titlex></title>`, false, "start:title:", "raw:title:a</titlex>", "end:title:")

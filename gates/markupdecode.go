@@ -7,7 +7,10 @@ package gates
 // lookahead is bounded, so reading a whole input costs time linear in its
 // size.
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 import "github.com/bidguard/bidguard/jsonraw"
 
@@ -207,12 +210,55 @@ func markupUnhex(c byte) (byte, bool) {
 	return 0, false
 }
 
-// asciiOr80 is r when ASCII and not NUL (which browsers read as U+FFFD), else 0x80.
+// asciiOr80 is r when ASCII and not NUL (which browsers read as U+FFFD),
+// else a byte >= 0x80: usSpace or usLine for what JavaScript reads as white
+// space or a line terminator (the script lexer tells them apart), 0x80 for
+// any other code point.
 func asciiOr80(r rune) byte {
-	if r > 0 && r < 0x80 {
+	switch {
+	case r > 0 && r < 0x80:
 		return byte(r)
+	case r == 0x2028 || r == 0x2029:
+		return usLine
+	case isUnicodeJSSpace(r):
+		return usSpace
 	}
 	return 0x80
+}
+
+// The bytes a decoded code point outside ASCII reads as when JavaScript
+// reads it as white space or as a line terminator.
+const (
+	usSpace byte = 0x81
+	usLine  byte = 0x82
+)
+
+// isUnicodeJSSpace reports the code points outside ASCII that JavaScript
+// reads as white space (ECMAScript WhiteSpace: U+00A0, U+FEFF and the Zs
+// category), not line terminators.
+func isUnicodeJSSpace(r rune) bool {
+	switch r {
+	case 0xA0, 0x1680, 0x202F, 0x205F, 0x3000, 0xFEFF:
+		return true
+	}
+	return r >= 0x2000 && r <= 0x200A
+}
+
+// utf8JSSpace reads s[p:] for white space or a line terminator outside
+// ASCII written in UTF-8: its length (0 for none) and whether it is a line
+// terminator (U+2028, U+2029).
+func utf8JSSpace(s []byte, p int) (n int, line bool) {
+	if s[p] < 0xC2 {
+		return 0, false
+	}
+	r, size := utf8.DecodeRune(s[p:])
+	switch {
+	case r == 0x2028 || r == 0x2029:
+		return size, true
+	case isUnicodeJSSpace(r):
+		return size, false
+	}
+	return 0, false
 }
 
 // maxEntityName bounds the lookahead of a named reference.

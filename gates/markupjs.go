@@ -125,6 +125,8 @@ func (j *jsScanner) run() {
 		switch {
 		case isJSSpace(c):
 			j.p = n
+		case c >= 0x80 && j.uspace(c, j.p, n) > 0:
+			j.p += j.uspace(c, j.p, n)
 		case c == '/':
 			j.slash(n)
 		case c == '"' || c == '\'':

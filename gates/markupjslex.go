@@ -67,6 +67,11 @@ func (j *jsScanner) ident() {
 	if j.d.flags == 0 { // script as written: names without escapes read in place
 		e := p
 		for e < len(s) && isJSIdentPart(s[e]) {
+			if s[e] >= 0x80 {
+				if n, _ := utf8JSSpace(s, e); n > 0 {
+					break
+				}
+			}
 			e++
 		}
 		if e > p && (e == len(s) || s[e] != '\\') {
@@ -91,7 +96,7 @@ func (j *jsScanner) ident() {
 			p = n2
 			continue
 		}
-		if !isJSIdentPart(c) {
+		if !isJSIdentPart(c) || c >= 0x80 && j.uspace(c, p, n) > 0 {
 			break
 		}
 		m.add(c)
@@ -229,22 +234,47 @@ func (j *jsScanner) slash(n int) {
 	}
 }
 
+// skipLine skips a line comment: up to a line terminator (U+2028 and
+// U+2029 are ones too) and past it.
 func (j *jsScanner) skipLine(p int) int {
 	s := j.d.s
 	if j.d.flags == 0 {
-		if i := bytes.IndexAny(s[p:], "\n\r"); i >= 0 {
+		if i := bytes.IndexAny(s[p:], "\n\r\u2028\u2029"); i >= 0 {
+			if s[p+i] >= 0x80 {
+				return p + i + 3
+			}
 			return p + i + 1
 		}
 		return len(s)
 	}
 	for p < len(s) {
 		c, n := j.d.at(p)
-		if c == '\n' || c == '\r' {
+		if c == '\n' || c == '\r' || c == usLine && n > p+1 {
 			return n
+		}
+		if c >= 0x80 {
+			if l, line := utf8JSSpace(s, p); line {
+				return p + l
+			}
 		}
 		p = n
 	}
 	return p
+}
+
+// uspace reports white space or a line terminator outside ASCII at p, whose
+// unit c >= 0x80 the decoder read up to n: written in UTF-8 (a raw byte),
+// or a reference to one the decoder undid. It returns the index after it
+// minus p, or 0 when there is none.
+func (j *jsScanner) uspace(c byte, p, n int) int {
+	if n > p+1 { // decoded from an escape
+		if c == usSpace || c == usLine {
+			return n - p
+		}
+		return 0
+	}
+	l, _ := utf8JSSpace(j.d.s, p)
+	return l
 }
 
 func (j *jsScanner) skipBlock(p int) int {
@@ -324,6 +354,7 @@ func (j *jsScanner) readString(p int, q byte, name *jsName) int {
 				continue
 			}
 		}
+		c, n = j.textUnit(c, p, n)
 		if name != nil {
 			name.add(c)
 		}
@@ -333,6 +364,26 @@ func (j *jsScanner) readString(p int, q byte, name *jsName) int {
 		p = n
 	}
 	return p
+}
+
+// textUnit is the unit c, read from p to n in a string or a template, as
+// the code it may become reads it: white space or a line terminator outside
+// ASCII (written, or escaped) as a space, any other code point outside
+// ASCII as 0x80.
+func (j *jsScanner) textUnit(c byte, p, n int) (byte, int) {
+	switch {
+	case c < 0x80:
+		return c, n
+	case n > p+1: // decoded from an escape
+		if c == usSpace || c == usLine {
+			return ' ', n
+		}
+		return 0x80, n
+	}
+	if l, _ := utf8JSSpace(j.d.s, p); l > 0 {
+		return ' ', p + l
+	}
+	return 0x80, n
 }
 
 // rawStringEnd returns the index after the string whose quote q precedes p,
@@ -437,6 +488,9 @@ func (j *jsScanner) template() {
 				}
 			}
 		}
+		if c != 0 {
+			c, n = j.textUnit(c, p, n)
+		}
 		if feed && c != 0 && j.text.feed(c) {
 			j.decoded()
 		}
@@ -455,6 +509,8 @@ func (j *jsScanner) bracketName() (m jsName, ok bool) {
 		switch {
 		case isJSSpace(c):
 			p = n
+		case c >= 0x80 && j.uspace(c, p, n) > 0:
+			p += j.uspace(c, p, n)
 		case c == '/' && n < len(s):
 			c2, n2 := j.d.at(n)
 			switch c2 {

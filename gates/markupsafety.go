@@ -175,10 +175,22 @@ func unsafeAdm(adm []byte) uint8 {
 	return found
 }
 
-// unsafeMarkup scans HTML or XML markup at nesting depth.
-func unsafeMarkup(s []byte, xml bool, depth int) (found uint8) {
+// unsafeMarkup scans HTML or XML markup at nesting depth; HTML with a
+// noscript element is read as a browser that runs script reads it too.
+func unsafeMarkup(s []byte, xml bool, depth int) uint8 {
+	found := unsafeMarkupAs(s, xml, false, depth)
+	if !xml && found&jsRedirect == 0 && hasNoscript(s) {
+		found |= unsafeMarkupAs(s, false, true, depth)
+	}
+	return found
+}
+
+// unsafeMarkupAs is one reading of unsafeMarkup, scripting telling how
+// noscript is read.
+func unsafeMarkupAs(s []byte, xml, scripting bool, depth int) (found uint8) {
 	var t markupTokenizer
 	t.reset(s, xml)
+	t.scripting = scripting
 	// While pendingURL, the content of a VAST URL element is matched against
 	// javascript:; while pendingHTML, that of an HTMLResource is scanned;
 	// while pendingScript, that of a <script> element in XML (HTML's is raw

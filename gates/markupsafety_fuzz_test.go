@@ -36,11 +36,26 @@ func regexBody(s string) string {
 			b.WriteByte('\\')
 			b.WriteByte(c)
 		case '\n', '\r', '<':
+		case 0xe2: // U+2028 and U+2029 end a line, and with it the literal
+			if strings.HasPrefix(s[i:], "\u2028") || strings.HasPrefix(s[i:], "\u2029") {
+				i += 2
+				continue
+			}
+			b.WriteByte(c)
 		default:
 			b.WriteByte(c)
 		}
 	}
 	return b.String()
+}
+
+// dropAll removes sub from s until none is left ("**//" holds one "*/"
+// once the first is gone).
+func dropAll(s, sub string) string {
+	for strings.Contains(s, sub) {
+		s = strings.ReplaceAll(s, sub, "")
+	}
+	return s
 }
 
 func drop(s, chars string) string {
@@ -82,8 +97,8 @@ func FuzzMarkupSafety(f *testing.F) {
 		const redirect = `; top.location = "https://scam.example/";`
 		places := []struct{ name, inert string }{
 			{"string", `<script>var s = "` + jsStringBody(s) + `"`},
-			{"line comment", "<script>// " + drop(s, "\n\r<") + "\n"},
-			{"block comment", "<script>/* " + strings.ReplaceAll(drop(s, "<"), "*/", "") + " */"},
+			{"line comment", "<script>// " + drop(s, "\n\r<\u2028\u2029") + "\n"},
+			{"block comment", "<script>/* " + dropAll(drop(s, "<"), "*/") + " */"},
 			{"regex", "<script>var r = /a" + regexBody(s) + "/g"},
 			{"text", "<p>" + drop(s, "<") + "</p><script>"},
 			{"alt", `<img alt="` + drop(s, `"`) + `"><script>`},

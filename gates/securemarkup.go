@@ -130,10 +130,18 @@ func insecureAdm(adm []byte) bool {
 	return insecureMarkup(adm, true) || !vast && insecureMarkup(adm, false)
 }
 
-// insecureMarkup scans HTML or XML markup.
+// insecureMarkup scans HTML or XML markup; HTML with a noscript element is
+// read as a browser that runs script reads it too.
 func insecureMarkup(s []byte, xml bool) bool {
+	return insecureMarkupAs(s, xml, false) || !xml && hasNoscript(s) && insecureMarkupAs(s, false, true)
+}
+
+// insecureMarkupAs is one reading of insecureMarkup, scripting telling how
+// noscript is read.
+func insecureMarkupAs(s []byte, xml, scripting bool) bool {
 	var t markupTokenizer
 	t.reset(s, xml)
+	t.scripting = scripting
 	// While pending, the content of a VAST URL element is read: its text and
 	// CDATA pieces (comments between them skipped) feed one scheme match.
 	var m schemeMatch

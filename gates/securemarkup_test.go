@@ -238,6 +238,7 @@ func TestSecureMarkupCreatives(t *testing.T) {
 	f("XML prolog on a page, src in what XML reads as CDATA", "<?xml version=\"1.0\"?><![CDATA[ x]> <img src=\"http://px.dsp.example/p.gif\"> ]]><p>x</p>", "", "", true)
 	f("XML prolog on a page, src in what XML reads as a PI", "<?xml version=\"1.0\"?><?x a=\"b>\" <img src=\"http://px.dsp.example/p.gif\"> ?><p>x</p>", "", "", true)
 	f("VAST is read as XML only", vast4, `</VAST>`, `<![CDATA[ x]> <img src="http://px.dsp.example/p.gif"> ]]></VAST>`, false)
+	f("noscript content a browser running script reads as raw text", bannerHTML, `</body>`, `<noscript><p title="</noscript><img src=http://px.dsp.example/p.gif>"></noscript></body>`, true)
 	f("markup after a native object", native12+`<img src="http://px.dsp.example/p.gif">`, "", "", true)
 	f("spaces after a native object", native12+" \n", "", "", false)
 	f("native12 img.url, JSON-escaped", native12, `https:\/\/cdn.brand.example\/n\/main.jpg`, `http:\/\/cdn.brand.example\/n\/main.jpg`, true)
