@@ -7,7 +7,9 @@ package gates
 // ignored, `==` is a comparison and not an assignment, and names in strings,
 // comments and regular expressions are not code; a string in brackets names a
 // member (`top["loc"+"ation"]`, `window['eval']`), and JavaScript escapes in
-// identifiers and strings are undone (`\u0065val`, `'\x6cocation'`).
+// identifiers and strings are undone (`\u0065val`, `'\x6cocation'`). The
+// strings a call runs are read too, joined: as script for eval, Function and
+// a timer's first argument, as markup for document.write.
 //
 // Without a parser, a '/' is read as the start of a regular expression unless
 // the token before it ends an expression (a name, a literal, ')' of a call,
@@ -27,9 +29,20 @@ const (
 // What a call may run.
 const (
 	callNone  uint8 = iota
-	callEval        // eval, Function, document.write: any decoder in its arguments counts
-	callTimer       // setTimeout, setInterval: a decoder in a first argument that is not a function
+	callEval        // eval, Function: any decoder in its arguments counts; its strings run as script
+	callTimer       // setTimeout, setInterval: a decoder in a first argument that is not a function; a string first argument runs as script
+	callWrite       // document.write, writeln: any decoder in its arguments counts; its strings are written as HTML
 )
+
+// What the strings gathered from open calls are read as.
+const (
+	codeJS   uint8 = 1 << iota // script (eval, Function, a timer's first argument)
+	codeHTML                   // markup (document.write)
+)
+
+// maxCode bounds the strings gathered from one outermost call; past it they
+// are scanned and gathering starts again.
+const maxCode = 64 << 10
 
 // An open bracket is one byte: its kind, and flags.
 const (
@@ -98,20 +111,79 @@ type jsScanner struct {
 	callsLost int // open calls past jsMaxCalls
 
 	text jsTextMatch
+
+	// The strings of the open calls that run them, joined (so that
+	// '<scr' + 'ipt>' is read as one), escapes undone; scanned as code
+	// and markup (codeKinds) when the outermost such call closes. nest is
+	// how deep in markup and code this script is.
+	code      *[]byte
+	codeKinds uint8
+	nest      int
 }
 
-// scanJS scans script held in s, read through the escape layers flags, and
-// returns what it found (jsRedirect, jsDecodeRun).
-func scanJS(s []byte, flags uint8) uint8 {
+// scanJS scans script held in s, read through the escape layers flags, at
+// nesting depth (markup and code inside markup and code, up to
+// maxMarkupNesting), and returns what it found: jsRedirect, jsDecodeRun,
+// and markupJSURL in markup a document.write call writes.
+func scanJS(s []byte, flags uint8, depth int) uint8 {
 	var j jsScanner
 	j.d = escDecoder{s: s, flags: flags}
+	j.nest = depth
 	j.run()
+	j.flushCode()
 	if j.deep != nil {
 		if cap(*j.deep) <= maxPooledNative {
 			jsDeepStacks.Put(j.deep)
 		}
 	}
+	if j.code != nil {
+		releaseUnescapedNative(j.code)
+	}
 	return j.found
+}
+
+// gather adds the unit c of a string to the code of the open calls that run
+// it, if any does.
+func (j *jsScanner) gather(c byte) {
+	var kinds uint8
+	if j.callsLost > 0 {
+		kinds = codeJS | codeHTML
+	}
+	for i := range j.calls[:j.nCalls] {
+		switch k := &j.calls[i]; {
+		case k.call == callEval, k.call == callTimer && k.arg0:
+			kinds |= codeJS
+		case k.call == callWrite:
+			kinds |= codeHTML
+		}
+	}
+	if kinds == 0 || j.nest+1 >= maxMarkupNesting {
+		return
+	}
+	if j.code == nil {
+		j.code = nativeUnescapedBufs.Get().(*[]byte)
+		*j.code = (*j.code)[:0]
+	}
+	j.codeKinds |= kinds
+	*j.code = append(*j.code, c)
+	if len(*j.code) >= maxCode {
+		j.flushCode()
+	}
+}
+
+// flushCode scans the gathered strings as what their calls make of them.
+func (j *jsScanner) flushCode() {
+	if j.code == nil || len(*j.code) == 0 {
+		return
+	}
+	code := *j.code
+	if j.codeKinds&codeJS != 0 {
+		j.found |= scanJS(code, 0, j.nest+1)
+	}
+	if j.codeKinds&codeHTML != 0 {
+		j.found |= unsafeMarkup(code, false, j.nest+1)
+	}
+	*j.code, j.codeKinds = code[:0], 0
 }
 
 func (j *jsScanner) run() {
@@ -222,6 +294,9 @@ func (j *jsScanner) pop() byte {
 			j.nCalls--
 			j.closeArg0(&j.calls[j.nCalls])
 		}
+		if !j.openCalls() {
+			j.flushCode()
+		}
 	}
 	return frame
 }
@@ -246,7 +321,7 @@ func (j *jsScanner) decoded() {
 	}
 	for i := range j.calls[:j.nCalls] {
 		switch c := &j.calls[i]; c.call {
-		case callEval:
+		case callEval, callWrite:
 			j.found |= jsDecodeRun
 		case callTimer:
 			if c.arg0 {
@@ -444,7 +519,7 @@ func (j *jsScanner) callee() uint8 {
 	case tail.is("setTimeout"), tail.is("setInterval"):
 		return callTimer
 	case (tail.is("write") || tail.is("writeln")) && before != nil && before.is("document"):
-		return callEval
+		return callWrite
 	case tail.isDecoder(before != nil && before.is("String")):
 		j.decoded()
 	}

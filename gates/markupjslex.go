@@ -358,8 +358,11 @@ func (j *jsScanner) readString(p int, q byte, name *jsName) int {
 		if name != nil {
 			name.add(c)
 		}
-		if feed && j.text.feed(c) {
-			j.decoded()
+		if feed {
+			if j.text.feed(c) {
+				j.decoded()
+			}
+			j.gather(c)
 		}
 		p = n
 	}
@@ -491,8 +494,11 @@ func (j *jsScanner) template() {
 		if c != 0 {
 			c, n = j.textUnit(c, p, n)
 		}
-		if feed && c != 0 && j.text.feed(c) {
-			j.decoded()
+		if feed && c != 0 {
+			if j.text.feed(c) {
+				j.decoded()
+			}
+			j.gather(c)
 		}
 		p = n
 	}
@@ -523,6 +529,12 @@ func (j *jsScanner) bracketName() (m jsName, ok bool) {
 			}
 		case want && (c == '"' || c == '\''):
 			p, want = j.readString(n, c, &m), false
+		case want && c == '`':
+			e, ok := j.plainTemplate(n, &m)
+			if !ok {
+				return m, false
+			}
+			p, want = e, false
 		case !want && c == '+':
 			p, want = n, true
 		case !want && c == ']':
@@ -533,6 +545,34 @@ func (j *jsScanner) bracketName() (m jsName, ok bool) {
 		}
 	}
 	return m, false
+}
+
+// plainTemplate reads a template literal without substitutions, whose body
+// starts at p, into name: the index after it, false when it has a
+// substitution or never ends.
+func (j *jsScanner) plainTemplate(p int, name *jsName) (int, bool) {
+	s := j.d.s
+	for p < len(s) {
+		c, n := j.d.at(p)
+		switch c {
+		case '`':
+			return n, true
+		case '$':
+			if n < len(s) {
+				if c2, _ := j.d.at(n); c2 == '{' {
+					return p, false
+				}
+			}
+		case '\\':
+			if c, n = j.stringEscape(n); c == 0 {
+				p = n
+				continue
+			}
+		}
+		name.add(c)
+		p = n
+	}
+	return p, false
 }
 
 // jsTextMatch finds a decoder call in text that will run as code (a string

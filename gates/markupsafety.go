@@ -209,7 +209,7 @@ func unsafeMarkupAs(s []byte, xml, scripting bool, depth int) (found uint8) {
 					if k == markupText {
 						flags = escEntity
 					}
-					found |= scanJS(t.data, flags)
+					found |= scanJS(t.data, flags, depth)
 				} else if pendingHTML {
 					found |= unsafeNested(t.data, k == markupText, depth)
 				} else if d := (escDecoder{s: t.data, flags: escEntity}); m.feedFrom(&d, 0) {
@@ -239,7 +239,7 @@ func unsafeMarkupAs(s []byte, xml, scripting bool, depth int) (found uint8) {
 			}
 		case markupRawText:
 			if markupNameIs(t.name, "script") {
-				found |= scanJS(t.data, 0)
+				found |= scanJS(t.data, 0, depth)
 			}
 		}
 	}
@@ -262,7 +262,7 @@ func unsafeTag(t *markupTokenizer, xml bool, depth int) (found uint8) {
 			break
 		}
 		if len(name) > 2 && markupLower(name[0]) == 'o' && markupLower(name[1]) == 'n' {
-			found |= scanJS(val, escEntity)
+			found |= scanJS(val, escEntity, depth)
 		}
 		if d := (escDecoder{s: val, flags: escEntity}); hasScheme(&d, 0, "javascript:") && !isTextAttribute(name) {
 			found |= markupJSURL

@@ -91,8 +91,8 @@ func FuzzMarkupSafety(f *testing.F) {
 		unsafeMarkup(b, true, 0)
 		unsafeMarkup(b, false, 0)
 		unsafeNative(b, 0)
-		scanJS(b, 0)
-		scanJS(b, escEntity|escJSON)
+		scanJS(b, 0, 0)
+		scanJS(b, escEntity|escJSON, 0)
 
 		const redirect = `; top.location = "https://scam.example/";`
 		places := []struct{ name, inert string }{

@@ -107,10 +107,19 @@ func TestMarkupSafetyCreatives(t *testing.T) {
 	f("line separator ends a line comment", adServerTag, script, "// x\u2028top.location = u", "forced redirect")
 	f("NBSP reference in a handler", adServerTag, `onload="this.style.opacity = 1"`, `onload="top.location&#xa0;=u"`, "forced redirect")
 	f("U+2028 reference in a handler", adServerTag, `onload="this.style.opacity = 1"`, `onload="top&#x2028;.location=u"`, "forced redirect")
+	f("template literal in brackets", adServerTag, script, "top[`loc` + 'ation'] = u", "forced redirect")
+	f("in a string a timer runs", adServerTag, script, `setTimeout("top.location = 'https://scam.example/'", 10)`, "forced redirect")
+	f("in strings eval runs, joined", adServerTag, script, `eval("top.loc" + "ation = u")`, "forced redirect")
+	f("in a string Function runs", adServerTag, script, `new Function("window.location.replace(u)")()`, "forced redirect")
+	f("in markup document.write writes", adServerTag, script, `document.write('<scr' + 'ipt>top.location = "https://scam.example/"</scr' + 'ipt>')`, "forced redirect")
+	f("meta refresh document.write writes", adServerTag, script, `document.write('<meta http-equiv="refresh" content="0;url=' + u + '">')`, "forced redirect")
 	f("redirect wins over javascript url", adServerTag, script, `top.location = u; var x = 1;</script><a href="javascript:x()">x</a><script>`, "forced redirect")
 	f("XML prolog on a page", "<?xml version=\"1.0\"?>"+adServerTag, "", "", "")
 	f("double-escaped script closed before the text", adServerTag, `<p>`, "<script><!--<script></script>--></script><p>top.location = u</p><p>", "")
 	f("non-ASCII names", adServerTag, script, "var tōp = 1; tōp.location = u; top.locatioñ = u", "")
+	f("a string a timer passes on", adServerTag, script, `setTimeout(go, 10, "top.location = u")`, "")
+	f("text document.write writes", adServerTag, script, `document.write('<p>location = here</p>')`, "")
+	f("template literal with a substitution in brackets", adServerTag, script, "top[`${k}`] = u", "")
 	// Not redirects.
 	f("comparison", adServerTag, script, `if (top.location == u || window.location === u) {}`, "")
 	f("read", adServerTag, script, `var h = top.location.href; var l = window.location;`, "")
@@ -130,6 +139,7 @@ func TestMarkupSafetyCreatives(t *testing.T) {
 	f("encoded letter", adServerTag, `href="https://click.dsp.example/c"`, `href="&#106;avascript:alert(1)"`, "javascript url")
 	f("raw tab", adServerTag, `href="https://click.dsp.example/c"`, "href=\"java\tscript:alert(1)\"", "javascript url")
 	f("iframe src unquoted", adServerTag, `<p>`, `<iframe src=javascript:alert(1)></iframe><p>`, "javascript url")
+	f("written by document.write", adServerTag, script, `document.write('<a href="javascript:go()">x</a>')`, "javascript url")
 	f("any attribute", adServerTag, `<p>`, `<div data-href="javascript:go()"></div><p>`, "javascript url")
 	f("svg xlink:href", adServerTag, `<p>`, `<svg><a xlink:href="javascript:alert(1)"><text>x</text></a></svg><p>`, "javascript url")
 	f("VAST ClickThrough", vast2, `<![CDATA[http://www.brand.example/landing]]>`, `javascript:alert(1)`, "javascript url")
@@ -240,8 +250,8 @@ func TestMarkupSafetyLinear(t *testing.T) {
 		unsafeMarkup(s, true, 0)
 		unsafeMarkup(s, false, 0)
 		unsafeNative(s, 0)
-		scanJS(s, 0)
-		scanJS(s, escEntity)
+		scanJS(s, 0, 0)
+		scanJS(s, escEntity, 0)
 	}
 }
 
@@ -275,7 +285,7 @@ func BenchmarkMarkupSafety1MiB(b *testing.B) {
 func TestScanJSLexing(t *testing.T) {
 	f := func(js string, want uint8) {
 		t.Helper()
-		require.Equal(t, want, scanJS([]byte(js), 0), js)
+		require.Equal(t, want, scanJS([]byte(js), 0, 0), js)
 	}
 	f(`if (a) /"/.test(b); top.location = u`, jsRedirect)          // a regex after a control paren
 	f(`x = (a) / 2; y = "/"; top.location = u`, jsRedirect)        // division after a paren
