@@ -516,6 +516,10 @@ func (j *jsScanner) callee() uint8 {
 	switch {
 	case tail.is("eval"), tail.is("Function"):
 		return callEval
+	case tail.is("constructor") && i > 0:
+		// x.constructor.constructor(...) is Function reached without
+		// naming it.
+		return callEval
 	case tail.is("setTimeout"), tail.is("setInterval"):
 		return callTimer
 	case (tail.is("write") || tail.is("writeln")) && before != nil && before.is("document"):

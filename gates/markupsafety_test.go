@@ -110,6 +110,7 @@ func TestMarkupSafetyCreatives(t *testing.T) {
 	f("template literal in brackets", adServerTag, script, "top[`loc` + 'ation'] = u", "forced redirect")
 	f("in a string a timer runs", adServerTag, script, `setTimeout("top.location = 'https://scam.example/'", 10)`, "forced redirect")
 	f("in strings eval runs, joined", adServerTag, script, `eval("top.loc" + "ation = u")`, "forced redirect")
+	f("in a string Function runs, reached as a constructor", adServerTag, script, `[].constructor.constructor("top.location = u")()`, "forced redirect")
 	f("in a string Function runs", adServerTag, script, `new Function("window.location.replace(u)")()`, "forced redirect")
 	f("in markup document.write writes", adServerTag, script, `document.write('<scr' + 'ipt>top.location = "https://scam.example/"</scr' + 'ipt>')`, "forced redirect")
 	f("meta refresh document.write writes", adServerTag, script, `document.write('<meta http-equiv="refresh" content="0;url=' + u + '">')`, "forced redirect")
