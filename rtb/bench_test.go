@@ -3,6 +3,7 @@ package rtb
 import (
 	"fmt"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -30,7 +31,7 @@ func benchPath(b testing.TB, snap *engine.Snapshot, response []byte) (post func(
 	}
 	h := &engine.Holder{}
 	h.Store(snap)
-	srv, err := New(h, Options{Version: "bench", Dial: func(string) (net.Conn, error) { return bidderLn.Dial() }})
+	srv, err := New(h, Options{Version: "bench", Dial: func(string) (net.Conn, error) { benchDials.Add(1); return bidderLn.Dial() }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -51,6 +52,9 @@ func benchPath(b testing.TB, snap *engine.Snapshot, response []byte) (post func(
 	}
 	return post, stop
 }
+
+// benchDials counts the connections bidguard opened to the in-memory bidder.
+var benchDials atomic.Int64
 
 // benchBidderURL is the upstream of the in-memory path (dialed in memory).
 const benchBidderURL = "http://bidder.invalid/bid"
