@@ -117,6 +117,32 @@ func TestProcsStopEverything(t *testing.T) {
 	default:
 		t.Fatal("child still running")
 	}
-	out, _ := exec.Command("pgrep", "-g", strconv.Itoa(c.cmd.Process.Pid)).Output()
-	require.Empty(t, strings.TrimSpace(string(out)), "no process left in the group")
+	// Killed processes leave the group once they are gone (zombies waiting
+	// for a reaper do not count): wait a bounded time for that.
+	var left []string
+	for range 250 {
+		if left = liveInGroup(c.cmd.Process.Pid); len(left) == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.Empty(t, left, "no process left in the group")
+}
+
+// liveInGroup lists the processes of group pgid that are not zombies.
+func liveInGroup(pgid int) []string {
+	out, _ := exec.Command("pgrep", "-g", strconv.Itoa(pgid)).Output()
+	var live []string
+	for _, pid := range strings.Fields(string(out)) {
+		stat, err := os.ReadFile("/proc/" + pid + "/stat")
+		if err != nil {
+			continue // gone
+		}
+		// pid (comm) state ...: the state follows the last ')'.
+		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue
+		}
+		live = append(live, pid)
+	}
+	return live
 }
