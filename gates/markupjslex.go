@@ -417,13 +417,17 @@ func (j *jsScanner) stringEscape(p int) (byte, int) {
 	c, n := j.d.at(p)
 	switch c {
 	case 'x':
-		if n+1 < len(s) {
+		// Two hex digits, each a unit of the layers below (which may be
+		// longer than a byte: check the bound before each).
+		if n < len(s) {
 			h, n1 := j.d.at(n)
-			l, n2 := j.d.at(n1)
-			hi, ok1 := markupUnhex(h)
-			lo, ok2 := markupUnhex(l)
-			if ok1 && ok2 {
-				return asciiOr80(rune(hi<<4 | lo)), n2
+			if n1 < len(s) {
+				l, n2 := j.d.at(n1)
+				hi, ok1 := markupUnhex(h)
+				lo, ok2 := markupUnhex(l)
+				if ok1 && ok2 {
+					return asciiOr80(rune(hi<<4 | lo)), n2
+				}
 			}
 		}
 		return 'x', n

@@ -103,6 +103,19 @@ func FuzzMarkupSafety(f *testing.F) {
 			{"text", "<p>" + drop(s, "<") + "</p><script>"},
 			{"alt", `<img alt="` + drop(s, `"`) + `"><script>`},
 		}
+		// What a call runs or writes is read as if it stood there: a
+		// redirect the input holds as markup (or as script) is found when
+		// document.write writes it (or eval runs it).
+		if unsafeMarkup(b, false, 1)&jsRedirect != 0 {
+			if f := unsafeAdm([]byte(`<script>document.write("` + jsStringBody(s) + `")</script>`)); f&jsRedirect == 0 {
+				t.Fatalf("redirect in markup written by document.write not found: %q", s)
+			}
+		}
+		if scanJS(b, 0, 1)&jsRedirect != 0 {
+			if f := unsafeAdm([]byte(`<script>eval("` + jsStringBody(s) + `")</script>`)); f&jsRedirect == 0 {
+				t.Fatalf("redirect in script run by eval not found: %q", s)
+			}
+		}
 		for _, p := range places {
 			if f := unsafeAdm([]byte(p.inert + "</script>")); f != 0 {
 				t.Fatalf("%s: found %b in %q", p.name, f, p.inert)

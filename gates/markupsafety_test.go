@@ -245,6 +245,8 @@ func TestMarkupSafetyLinear(t *testing.T) {
 		"<script>eval(atob", "<script>[''+", "<script>/", "<script>/*", "<script>(", "<script>{", "<script>\\u", "<script>'\\",
 		`<a onclick="x[`, `<a href="&#`, `<iframe srcdoc="&lt;iframe srcdoc=&quot;`, "<VAST><HTMLResource><![CDATA[<script>",
 		`{"jstracker":"<script>`, `{"link":{"url":"`, "<meta http-equiv=", "x[''+''+",
+		"<script>eval('", "<script>document.write('<script>eval(\\'", "<script>eval('x'+", "<noscript><p title=\"",
+		"<script><!--<script>", "<?xml?><script>", "<script>top[`",
 	} {
 		s := []byte(strings.Repeat(p, n/len(p)))
 		unsafeAdm(s)
