@@ -121,6 +121,7 @@ func TestMarkupSafetyCreatives(t *testing.T) {
 	f("a string a timer passes on", adServerTag, script, `setTimeout(go, 10, "top.location = u")`, "")
 	f("text document.write writes", adServerTag, script, `document.write('<p>location = here</p>')`, "")
 	f("template literal with a substitution in brackets", adServerTag, script, "top[`${k}`] = u", "")
+	f("a \\x escape ending a handler behind a reference", adServerTag, `onload="this.style.opacity = 1"`, `onload="'\x&#52;"`, "")
 	// Not redirects.
 	f("comparison", adServerTag, script, `if (top.location == u || window.location === u) {}`, "")
 	f("read", adServerTag, script, `var h = top.location.href; var l = window.location;`, "")
