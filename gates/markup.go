@@ -48,6 +48,7 @@ type markupTokenizer struct {
 	p         int
 	xml       bool
 	scripting bool
+	noscript  bool // a noscript start tag was read (HTML mode)
 
 	kind        markupTokenKind
 	name, data  []byte
@@ -197,7 +198,12 @@ func (t *markupTokenizer) tag(p, n int, k markupTokenKind) markupTokenKind {
 	t.kind, t.name, t.attrs, t.p = k, s[n:e], s[e:i], next
 	if k == markupStartTag {
 		t.selfClosing = self
-		if !t.xml && (isRawTextElement(t.name) || t.scripting && markupNameIs(t.name, "noscript")) {
+		if !t.xml && markupNameIs(t.name, "noscript") {
+			t.noscript = true
+			if t.scripting {
+				t.raw = t.name
+			}
+		} else if !t.xml && isRawTextElement(t.name) {
 			t.raw = t.name
 		}
 	}
@@ -364,22 +370,6 @@ func tagNameAt(s []byte, p int, name string) bool {
 	return e < len(s) && markupNameIs(s[p:e], name) && markupClass[s[e]]&markupClsTagNameEnd != 0
 }
 
-// hasNoscript reports whether HTML markup holds a noscript start tag (any
-// case): a browser that runs script reads its content as raw text, one that
-// does not as markup, so the markup gates read such markup both ways.
-func hasNoscript(s []byte) bool {
-	for i := 0; ; i++ {
-		j := bytes.IndexByte(s[i:], '<')
-		if j < 0 {
-			return false
-		}
-		i += j
-		if tagNameAt(s, i+1, "noscript") {
-			return true
-		}
-	}
-}
-
 func isRawTextElement(name []byte) bool {
 	switch len(name) {
 	case 3:
@@ -412,22 +402,35 @@ func markupIndex(s []byte, from int, sep string, limit int) (end, next int) {
 	return from + j, from + j + len(sep)
 }
 
-// nativeWithTail reports whether s, an adm that starts with '{' (a native
-// response), is more than one JSON value: bytes after the object, or an
-// object that never closes. Such adm is scanned as HTML as well as native: a
-// renderer may take it for markup, so a script cannot hide behind a native
-// prefix.
-func nativeWithTail(s []byte) bool {
-	end := jsonraw.ValueEnd(s, 0)
-	if end < 0 {
-		return true
+// admReadings is how the markup gates read an adm, as whatever renders it
+// may: native (the JSON object, when adm starts with '{'), XML, HTML, one or
+// more of them.
+type admReadings struct {
+	native []byte
+	xml    bool
+	html   bool
+}
+
+// readingsOf routes adm: native JSON when it starts (after spaces) with
+// '{', and HTML too when bytes follow the object or it never closes (a
+// renderer may take it for markup); VAST as XML; other XML as XML and as
+// HTML (a page: a browser ignores the prolog and parses HTML, where a '<'
+// in a script opens no tag and CDATA ends at the first '>'); anything else
+// as HTML.
+func readingsOf(adm []byte) (r admReadings) {
+	i := 0
+	for i < len(adm) && isHTMLSpace(adm[i]) {
+		i++
 	}
-	for _, c := range s[end:] {
-		if !isHTMLSpace(c) {
-			return true
-		}
+	if i < len(adm) && adm[i] == '{' {
+		r.native = adm[i:]
+		end := jsonraw.ValueEnd(r.native, 0)
+		r.html = end < 0 || len(bytes.TrimLeft(r.native[end:], " \t\r\n\f")) > 0
+		return r
 	}
-	return false
+	xml, vast := markupKind(adm)
+	r.xml, r.html = xml, !vast
+	return r
 }
 
 // markupKind reads the start of markup (after a byte-order mark, spaces and

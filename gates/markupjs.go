@@ -194,11 +194,15 @@ func (j *jsScanner) run() {
 		if !raw {
 			c, n = j.d.at(j.p)
 		}
+		if c >= 0x80 {
+			if l, _ := j.uspace(c, j.p, n); l > 0 {
+				j.p += l
+				continue
+			}
+		}
 		switch {
 		case isJSSpace(c):
 			j.p = n
-		case c >= 0x80 && j.uspace(c, j.p, n) > 0:
-			j.p += j.uspace(c, j.p, n)
 		case c == '/':
 			j.slash(n)
 		case c == '"' || c == '\'':

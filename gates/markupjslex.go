@@ -96,8 +96,13 @@ func (j *jsScanner) ident() {
 			p = n2
 			continue
 		}
-		if !isJSIdentPart(c) || c >= 0x80 && j.uspace(c, p, n) > 0 {
+		if !isJSIdentPart(c) {
 			break
+		}
+		if c >= 0x80 {
+			if l, _ := j.uspace(c, p, n); l > 0 {
+				break
+			}
 		}
 		m.add(c)
 		p = n
@@ -249,11 +254,11 @@ func (j *jsScanner) skipLine(p int) int {
 	}
 	for p < len(s) {
 		c, n := j.d.at(p)
-		if c == '\n' || c == '\r' || c == usLine && n > p+1 {
+		if c == '\n' || c == '\r' {
 			return n
 		}
 		if c >= 0x80 {
-			if l, line := utf8JSSpace(s, p); line {
+			if l, line := j.uspace(c, p, n); line {
 				return p + l
 			}
 		}
@@ -264,17 +269,16 @@ func (j *jsScanner) skipLine(p int) int {
 
 // uspace reports white space or a line terminator outside ASCII at p, whose
 // unit c >= 0x80 the decoder read up to n: written in UTF-8 (a raw byte),
-// or a reference to one the decoder undid. It returns the index after it
-// minus p, or 0 when there is none.
-func (j *jsScanner) uspace(c byte, p, n int) int {
+// or a reference to one the decoder undid. It returns its length from p (0
+// when there is none) and whether it ends a line.
+func (j *jsScanner) uspace(c byte, p, n int) (int, bool) {
 	if n > p+1 { // decoded from an escape
 		if c == usSpace || c == usLine {
-			return n - p
+			return n - p, c == usLine
 		}
-		return 0
+		return 0, false
 	}
-	l, _ := utf8JSSpace(j.d.s, p)
-	return l
+	return utf8JSSpace(j.d.s, p)
 }
 
 func (j *jsScanner) skipBlock(p int) int {
@@ -374,16 +378,10 @@ func (j *jsScanner) readString(p int, q byte, name *jsName) int {
 // ASCII (written, or escaped) as a space, any other code point outside
 // ASCII as 0x80.
 func (j *jsScanner) textUnit(c byte, p, n int) (byte, int) {
-	switch {
-	case c < 0x80:
+	if c < 0x80 {
 		return c, n
-	case n > p+1: // decoded from an escape
-		if c == usSpace || c == usLine {
-			return ' ', n
-		}
-		return 0x80, n
 	}
-	if l, _ := utf8JSSpace(j.d.s, p); l > 0 {
+	if l, _ := j.uspace(c, p, n); l > 0 {
 		return ' ', p + l
 	}
 	return 0x80, n
@@ -516,11 +514,15 @@ func (j *jsScanner) bracketName() (m jsName, ok bool) {
 	p, want := j.p, true
 	for p < len(s) {
 		c, n := j.d.at(p)
+		if c >= 0x80 {
+			if l, _ := j.uspace(c, p, n); l > 0 {
+				p += l
+				continue
+			}
+		}
 		switch {
 		case isJSSpace(c):
 			p = n
-		case c >= 0x80 && j.uspace(c, p, n) > 0:
-			p += j.uspace(c, p, n)
 		case c == '/' && n < len(s):
 			c2, n2 := j.d.at(n)
 			switch c2 {

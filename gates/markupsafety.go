@@ -7,16 +7,15 @@ package gates
 // attribute value that is a javascript: URL; a decode-and-run call; a hit of
 // an extraPatterns regular expression.
 //
-// adm is read with secureMarkup's tokenizer (markup.go) and decoders: as
-// native JSON when it starts with '{' (jstracker scanned as HTML, the URL
-// strings checked for javascript:; when bytes follow the object, the whole
-// adm is scanned as HTML too), as XML when it is VAST (the content of a
-// <script> element read as script), as XML and as HTML when it has an XML
-// prolog but is not VAST (a browser parses it as HTML), as HTML otherwise. Script is read by markupjs.go in <script> bodies and in event
-// handler attributes (on*, through character references). A forced redirect
-// is an assignment to location (bare, or under top, parent, window, self,
-// frames, document or globalThis; also in bracket form), to location.href, a
-// call to location.replace( or location.assign(, or <meta http-equiv=refresh>.
+// adm is read with secureMarkup's tokenizer (markup.go) and decoders, as
+// readingsOf routes it: native JSON (jstracker scanned as HTML, the URL
+// strings checked for javascript:), XML (the content of a <script> element
+// read as script), HTML, one or more of them. Script is read by markupjs.go
+// in <script> bodies and in event handler attributes (on*, through
+// character references). A forced redirect is an assignment to location
+// (bare, or under top, parent, window, self, frames, document or
+// globalThis; also in bracket form), to location.href, a call to
+// location.replace( or location.assign(, or <meta http-equiv=refresh>.
 // A javascript: URL is an attribute value that starts with javascript: once
 // character references are undone, tab, CR and LF removed and leading spaces
 // skipped (any attribute but the text-only alt, title, placeholder and
@@ -149,27 +148,16 @@ func markupSafetyReject(reason string) engine.Verdict {
 	return engine.Reject(reason, markupSafetyLoss, markupSafetyNBR)
 }
 
-// unsafeAdm routes adm as secureMarkup does and returns what it found.
-func unsafeAdm(adm []byte) uint8 {
-	i := 0
-	for i < len(adm) && isHTMLSpace(adm[i]) {
-		i++
+// unsafeAdm reads adm as readingsOf says and returns what it found.
+func unsafeAdm(adm []byte) (found uint8) {
+	r := readingsOf(adm)
+	if r.native != nil {
+		found |= unsafeNative(r.native, 0)
 	}
-	if i < len(adm) && adm[i] == '{' {
-		found := unsafeNative(adm[i:], 0)
-		if nativeWithTail(adm[i:]) {
-			found |= unsafeMarkup(adm, false, 0)
-		}
-		return found
+	if r.xml && found&jsRedirect == 0 {
+		found |= unsafeMarkup(adm, true, 0)
 	}
-	xml, vast := markupKind(adm)
-	if !xml {
-		return unsafeMarkup(adm, false, 0)
-	}
-	found := unsafeMarkup(adm, true, 0)
-	if !vast && found&jsRedirect == 0 {
-		// XML that is not VAST is a page: a browser ignores the prolog and
-		// parses HTML, where a '<' in a script opens no tag.
+	if r.html && found&jsRedirect == 0 {
 		found |= unsafeMarkup(adm, false, 0)
 	}
 	return found
@@ -178,16 +166,17 @@ func unsafeAdm(adm []byte) uint8 {
 // unsafeMarkup scans HTML or XML markup at nesting depth; HTML with a
 // noscript element is read as a browser that runs script reads it too.
 func unsafeMarkup(s []byte, xml bool, depth int) uint8 {
-	found := unsafeMarkupAs(s, xml, false, depth)
-	if !xml && found&jsRedirect == 0 && hasNoscript(s) {
-		found |= unsafeMarkupAs(s, false, true, depth)
+	found, noscript := unsafeMarkupAs(s, xml, false, depth)
+	if noscript && found&jsRedirect == 0 {
+		again, _ := unsafeMarkupAs(s, false, true, depth)
+		found |= again
 	}
 	return found
 }
 
 // unsafeMarkupAs is one reading of unsafeMarkup, scripting telling how
-// noscript is read.
-func unsafeMarkupAs(s []byte, xml, scripting bool, depth int) (found uint8) {
+// noscript is read; noscript reports a noscript element in HTML.
+func unsafeMarkupAs(s []byte, xml, scripting bool, depth int) (found uint8, noscript bool) {
 	var t markupTokenizer
 	t.reset(s, xml)
 	t.scripting = scripting
@@ -224,7 +213,7 @@ func unsafeMarkupAs(s []byte, xml, scripting bool, depth int) (found uint8) {
 		}
 		switch k {
 		case markupEOF:
-			return found
+			return found, t.noscript
 		case markupStartTag:
 			found |= unsafeTag(&t, xml, depth)
 			if xml && !t.selfClosing {
@@ -243,7 +232,7 @@ func unsafeMarkupAs(s []byte, xml, scripting bool, depth int) (found uint8) {
 			}
 		}
 	}
-	return found
+	return found, t.noscript
 }
 
 // unsafeTag checks the attributes of the current start tag.

@@ -110,35 +110,26 @@ func insecureURLAt(s []byte, p int, flags uint8) bool {
 	return hasScheme(&d, p, "http:")
 }
 
-// insecureAdm routes adm: native JSON when it starts with '{' (and HTML
-// too when bytes follow the object), markup otherwise: VAST in XML mode,
-// other XML in XML and HTML mode, anything else as HTML.
+// insecureAdm reads adm as readingsOf says.
 func insecureAdm(adm []byte) bool {
-	i := 0
-	for i < len(adm) && isHTMLSpace(adm[i]) {
-		i++
-	}
-	if i < len(adm) && adm[i] == '{' {
-		return insecureNative(adm[i:]) || nativeWithTail(adm[i:]) && insecureMarkup(adm, false)
-	}
-	xml, vast := markupKind(adm)
-	if !xml {
-		return insecureMarkup(adm, false)
-	}
-	// XML that is not VAST is a page: read it as a browser would too (it
-	// ignores the prolog and parses HTML).
-	return insecureMarkup(adm, true) || !vast && insecureMarkup(adm, false)
+	r := readingsOf(adm)
+	return r.native != nil && insecureNative(r.native) || r.xml && insecureMarkup(adm, true) || r.html && insecureMarkup(adm, false)
 }
 
 // insecureMarkup scans HTML or XML markup; HTML with a noscript element is
 // read as a browser that runs script reads it too.
 func insecureMarkup(s []byte, xml bool) bool {
-	return insecureMarkupAs(s, xml, false) || !xml && hasNoscript(s) && insecureMarkupAs(s, false, true)
+	bad, noscript := insecureMarkupAs(s, xml, false)
+	if !bad && noscript {
+		bad, _ = insecureMarkupAs(s, false, true)
+	}
+	return bad
 }
 
 // insecureMarkupAs is one reading of insecureMarkup, scripting telling how
-// noscript is read.
-func insecureMarkupAs(s []byte, xml, scripting bool) bool {
+// noscript is read; noscript reports a noscript element in HTML (read to
+// the end only when nothing insecure was found).
+func insecureMarkupAs(s []byte, xml, scripting bool) (bad, noscript bool) {
 	var t markupTokenizer
 	t.reset(s, xml)
 	t.scripting = scripting
@@ -156,7 +147,7 @@ func insecureMarkupAs(s []byte, xml, scripting bool) bool {
 				d := escDecoder{s: t.data, flags: escEntity | escPercent}
 				if m.feedFrom(&d, 0) {
 					if m.state == 1 {
-						return true
+						return true, t.noscript
 					}
 					pending = false
 				}
@@ -166,17 +157,17 @@ func insecureMarkupAs(s []byte, xml, scripting bool) bool {
 		}
 		switch k {
 		case markupEOF:
-			return false
+			return false, t.noscript
 		case markupStartTag:
 			if insecureTag(&t) {
-				return true
+				return true, t.noscript
 			}
 			if !t.selfClosing && vastURLElement(t.name) {
 				m, pending = schemeMatch{scheme: "http:"}, true
 			}
 		case markupRawText:
 			if markupNameIs(t.name, "style") && insecureCSS(t.data, escEntity) {
-				return true
+				return true, t.noscript
 			}
 		}
 	}
