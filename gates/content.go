@@ -114,6 +114,13 @@ type phraseSet struct {
 	// word boundary is required there.
 	startsWord, endsWord []bool
 	start                [256]bool // bytes that may begin a match
+	// The ASCII prefilter (skip): for a lower-case ASCII first byte c,
+	// wordStart[c] tells that every phrase beginning with c needs a word
+	// boundary before it, single[c] that one phrase is c alone, and
+	// second[c] holds (as a bit set) the ASCII bytes that may follow c in a
+	// phrase, white space read as ' '.
+	wordStart, single [utf8.RuneSelf]bool
+	second            [utf8.RuneSelf][2]uint64
 }
 
 type trieNode struct {
@@ -129,6 +136,9 @@ type trieEdge struct {
 
 func newPhraseSet(list []string) phraseSet {
 	ps := phraseSet{nodes: []trieNode{{phrase: -1}}}
+	for c := range ps.wordStart {
+		ps.wordStart[c] = true
+	}
 	for i, p := range list {
 		norm := normalisePhrase(p)
 		first, _ := utf8.DecodeRuneInString(norm)
@@ -140,6 +150,7 @@ func newPhraseSet(list []string) phraseSet {
 		for j := 0; j < len(norm); j++ {
 			n = ps.child(n, norm[j], true)
 		}
+		ps.addPrefilter(norm, isWordRune(first))
 		if ps.nodes[n].phrase < 0 {
 			ps.nodes[n].phrase = i
 		}
@@ -156,6 +167,69 @@ func newPhraseSet(list []string) phraseSet {
 	}
 	return ps
 }
+
+// addPrefilter records the normalised phrase norm in the ASCII prefilter
+// (wordStart starts true for every byte and only ever clears).
+func (ps *phraseSet) addPrefilter(norm string, startsWord bool) {
+	c := norm[0]
+	if c >= utf8.RuneSelf {
+		return // found by the full walk only
+	}
+	if !startsWord {
+		ps.wordStart[c] = false
+	}
+	if len(norm) == 1 {
+		ps.single[c] = true
+		return
+	}
+	if d := norm[1]; d < utf8.RuneSelf {
+		ps.second[c][d>>6] |= 1 << (d & 63)
+	}
+}
+
+// skip reports whether no phrase can match at s[i], an ASCII byte that
+// may begin one, judging from the bytes around it alone: a word character
+// before it when every phrase beginning with it needs a boundary there, or
+// an ASCII byte after it that no such phrase has second. It never skips a
+// position where matchAt would find a phrase; anything non-ASCII next to
+// s[i] is left to matchAt.
+func (ps *phraseSet) skip(s []byte, i int) bool {
+	c := lowerASCII(s[i])
+	if ps.wordStart[c] && i > 0 && s[i-1] < utf8.RuneSelf && asciiWord[s[i-1]] {
+		return true
+	}
+	if ps.single[c] {
+		return false
+	}
+	if i+1 == len(s) {
+		return true
+	}
+	d := s[i+1]
+	switch {
+	case d >= utf8.RuneSelf:
+		return false
+	case d == ' ' || d == '\t' || d == '\n' || d == '\r' || d == '\f' || d == '\v':
+		d = ' '
+	default:
+		d = lowerASCII(d)
+	}
+	return ps.second[c][d>>6]&(1<<(d&63)) == 0
+}
+
+func lowerASCII(c byte) byte {
+	if c >= 'A' && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
+// asciiWord tells the ASCII word characters: isWordRune on ASCII.
+var asciiWord = func() (t [utf8.RuneSelf]bool) {
+	for c := range t {
+		t[c] = isWordRune(rune(c))
+	}
+	return t
+}()
 
 func (ps *phraseSet) child(n int, b byte, add bool) int {
 	for _, e := range ps.nodes[n].edges {
@@ -224,7 +298,8 @@ func wordAfter(s []byte, i int) bool {
 // position, the first listed), or "".
 func (ps *phraseSet) find(s []byte) string {
 	for i := 0; i < len(s); i++ {
-		if !ps.start[s[i]] {
+		c := s[i]
+		if !ps.start[c] || c < utf8.RuneSelf && ps.skip(s, i) {
 			continue
 		}
 		if p := ps.matchAt(s, i); p >= 0 {

@@ -1,6 +1,8 @@
 package gates
 
 import (
+	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/bidguard/bidguard/engine"
@@ -95,4 +97,58 @@ func TestContentScanTypicalPairPasses(t *testing.T) {
 
 func BenchmarkContent(b *testing.B) {
 	benchScanTypical(b, &content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}})
+}
+
+// refFind is find without its ASCII prefilter: the trie walked from every
+// byte that may begin a phrase.
+func refFind(ps *phraseSet, s []byte) string {
+	for i := range s {
+		if !ps.start[s[i]] {
+			continue
+		}
+		if p := ps.matchAt(s, i); p >= 0 {
+			return ps.reasons[p]
+		}
+	}
+	return ""
+}
+
+var contentDiffPhrases = append(append([]string{}, refusalPhrases...), "Je ne peux pas", "[error]", "ÉCHEC", "x", "k9", "a\u00a0b")
+
+func checkContentDifferential(t *testing.T, ps *phraseSet, s []byte) {
+	t.Helper()
+	if got, want := ps.find(s), refFind(ps, s); got != want {
+		t.Fatalf("find(%q) = %q, the plain walk finds %q", s, got, want)
+	}
+}
+
+// FuzzContentDifferential: the prefilter never changes a verdict.
+func FuzzContentDifferential(f *testing.F) {
+	for _, s := range []string{"I can’t help", "taxi can't do", "İ CAN'T HELP", "x", "ax", "k9", "\u212a9", "a\u00a0b", "[error]x", "i\tcannot\u2028assist"} {
+		f.Add([]byte(s))
+	}
+	ps := newPhraseSet(contentDiffPhrases)
+	f.Fuzz(func(t *testing.T, s []byte) { checkContentDifferential(t, &ps, s) })
+}
+
+// TestContentDifferentialRandom runs the differential on text built from
+// pieces of the phrases, case and white space changed, and characters that
+// fold or count as words outside ASCII.
+func TestContentDifferentialRandom(t *testing.T) {
+	ps := newPhraseSet(contentDiffPhrases)
+	rng := rand.New(rand.NewPCG(7, 10))
+	pieces := []string{" ", "\t", "\n", "\u00a0", "\u2028", "’", "'", "İ", "\u212a", "é", "É", "_", "-", "(", "9", "x", "ai", "AI"}
+	for _, p := range contentDiffPhrases {
+		pieces = append(pieces, p, strings.ToUpper(p), p[:len(p)/2], p[len(p)/2:])
+	}
+	for n := 0; n < 200_000; n++ {
+		var b []byte
+		for k := rng.IntN(6); k >= 0; k-- {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		if len(b) > 0 && rng.IntN(4) == 0 {
+			b = b[:rng.IntN(len(b))] // cut anywhere, UTF-8 included
+		}
+		checkContentDifferential(t, &ps, b)
+	}
 }
