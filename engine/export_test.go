@@ -6,5 +6,6 @@ import "time"
 // function.
 func SetClock(now func() time.Time) (restore func()) {
 	clockNow = now
-	return func() { clockNow = time.Now }
+	clockSince = func(t time.Time) time.Duration { return now().Sub(t) }
+	return func() { clockNow, clockSince = time.Now, time.Since }
 }

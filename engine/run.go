@@ -172,7 +172,7 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	in := &e.In
 	in.Rates = snap.Rates
 	e.scope.newRequest()
-	in.clock = time.Time{} // Now reads the real clock until the first gate
+	in.resetClock()
 	if in.Response == nil {
 		in.Response = &e.msgs.out
 	}
@@ -203,7 +203,7 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 		}
 	}
 	e.finish()
-	in.clock = time.Time{}
+	in.resetClock()
 	return &e.Out
 }
 
