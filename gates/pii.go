@@ -12,6 +12,7 @@ package gates
 
 import (
 	"bytes"
+	"encoding/binary"
 
 	"github.com/bidguard/bidguard/engine"
 )
@@ -75,6 +76,12 @@ func (g *pii) match(s []byte) string {
 		return reasonEmail
 	}
 	if !g.ssn && !g.phone {
+		return ""
+	}
+	if !g.phone { // the embedded config: SSNs found from their dashes
+		if hasSSN(s) {
+			return reasonSSN
+		}
 		return ""
 	}
 	ssn, phone := scanDigits(s, g.ssn, g.phone)
@@ -206,6 +213,9 @@ func scanDigits(s []byte, wantSSN, wantPhone bool) (ssn, phone bool) {
 	for i := 0; i < n; {
 		if !is(s[i], clDigit) {
 			i++
+			for i+8 <= n && !hasDigit(binary.LittleEndian.Uint64(s[i:])) {
+				i += 8
+			}
 			continue
 		}
 		st := i
@@ -227,6 +237,32 @@ func scanDigits(s []byte, wantSSN, wantPhone bool) (ssn, phone bool) {
 		}
 	}
 	return false, phone
+}
+
+// hasSSN is scanDigits for SSNs alone: every SSN has a '-' three bytes in,
+// and a 3-digit run with a word boundary before it is a whole run.
+func hasSSN(s []byte) bool {
+	for from := 3; from < len(s); {
+		d := bytes.IndexByte(s[from:], '-')
+		if d < 0 {
+			return false
+		}
+		h := from + d
+		if a := h - 3; digitAt(s, a) && digitAt(s, a+1) && digitAt(s, a+2) && isSSNAt(s, a) {
+			return true
+		}
+		from = h + 1
+	}
+	return false
+}
+
+// hasDigit reports whether one of the eight bytes of x is an ASCII digit
+// (bytes between '0'-1 and '9'+1, exclusive, with the high bit clear:
+// "Bit Twiddling Hacks", hasbetween).
+func hasDigit(x uint64) bool {
+	const ones, low7, high = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	const m, n = '0' - 1, '9' + 1
+	return (ones*(127+n)-(x&low7))&^x&((x&low7)+ones*(127-m))&high != 0
 }
 
 func wordAt(s []byte, i int) bool { return i >= 0 && i < len(s) && is(s[i], clWord) }

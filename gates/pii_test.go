@@ -183,6 +183,11 @@ func BenchmarkPII(b *testing.B) {
 	benchScanTypical(b, &pii{email: true, ssn: true, phone: true, limit: scanLimit{maxNodes: defaultMaxNodes}})
 }
 
+// BenchmarkPIIDefault is pii as the embedded config runs it (phone off).
+func BenchmarkPIIDefault(b *testing.B) {
+	benchScanTypical(b, &pii{email: true, ssn: true, limit: scanLimit{maxNodes: defaultMaxNodes}})
+}
+
 // BenchmarkPIIPlainRegexes is the cost the candidate-first matcher avoids:
 // the plain regexes over the same strings.
 func BenchmarkPIIPlainRegexes(b *testing.B) {
