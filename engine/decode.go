@@ -144,9 +144,10 @@ func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
 	m.resetResponse()
 	in := &e.In
 	in.RawResponse, in.Response, in.Bids, in.ResponseEmpty = data, nil, in.Bids[:0], false
+	in.rawResponseUTF8 = false
 	if err := m.decodeResponse(data, maxBids, in); err != nil {
 		m.resetResponse()
-		in.Bids = in.Bids[:0]
+		in.Bids, in.rawResponseUTF8 = in.Bids[:0], false
 		return err
 	}
 	in.Response = &m.out
@@ -164,6 +165,7 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	if err != nil {
 		return err
 	}
+	in.rawResponseUTF8 = doc.ValidUTF8()
 	d := decoder{data: data, doc: doc, ar: &m.respArena}
 	if err := d.decode(responsePlan, unsafe.Pointer(&m.resp)); err != nil {
 		return err

@@ -59,6 +59,10 @@ type Input struct {
 	// clock (time.Since: one clock_gettime instead of two).
 	clock, clockBase time.Time
 
+	// rawResponseUTF8: RawResponse is known to be valid UTF-8 (the
+	// validating pass saw no invalid byte), so its readers need not check.
+	rawResponseUTF8 bool
+
 	impIndex map[string]int
 	bidIndex map[string]int
 }

@@ -102,7 +102,7 @@ func (v *ScanValues) Build(in *Input) {
 	if len(v.raw) > 1<<31-1 {
 		return // offsets are int32; far beyond limits.maxResponseBytes
 	}
-	w := scanBuilder{v: v, bids: in.Bids}
+	w := scanBuilder{v: v, bids: in.Bids, validUTF8: in.rawResponseUTF8}
 	w.open(-1)
 	w.walk()
 	w.close()
@@ -133,6 +133,8 @@ type scanFrame struct {
 type scanBuilder struct {
 	v      *ScanValues
 	bids   []Bid
+	// validUTF8: the document is known to be valid UTF-8.
+	validUTF8 bool
 	frames [4]scanFrame
 	sd     int // frames open
 	// pd is the depth inside containers off the path to the bids (and
@@ -310,9 +312,13 @@ func (w *scanBuilder) str(s, e int, escaped bool) {
 	v := w.v
 	seg := &v.segs[w.cur]
 	st := scanString{off: int32(s), end: int32(e), node: int32(seg.Nodes)}
-	if body := v.raw[s:e]; escaped || !utf8.Valid(body) {
+	if body := v.raw[s:e]; escaped || !w.validUTF8 && !utf8.Valid(body) {
 		start := len(v.buf)
-		v.buf = jsonraw.Unescape(v.buf, body)
+		if w.validUTF8 {
+			v.buf = jsonraw.UnescapeValid(v.buf, body)
+		} else {
+			v.buf = jsonraw.Unescape(v.buf, body)
+		}
 		st = scanString{off: int32(start), end: int32(len(v.buf)), node: st.node, decoded: true}
 	}
 	v.strs = append(v.strs, st)

@@ -122,6 +122,26 @@ func Unescape(dst, s []byte) []byte {
 	return dst
 }
 
+// UnescapeValid is Unescape for s known to be valid UTF-8 (jsonraw.Doc's
+// ValidUTF8): the runs between escapes are copied unchecked.
+func UnescapeValid(dst, s []byte) []byte {
+	for {
+		run := bytes.IndexByte(s, '\\')
+		if run < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:run]...)
+		var r rune
+		r, run = Rune(s, run)
+		if r < utf8.RuneSelf {
+			dst = append(dst, byte(r))
+		} else {
+			dst = utf8.AppendRune(dst, r)
+		}
+		s = s[run:]
+	}
+}
+
 // appendValidRunes appends s, which holds no escape, with each byte of
 // invalid UTF-8 replaced by U+FFFD.
 func appendValidRunes(dst, s []byte) []byte {

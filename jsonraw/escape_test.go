@@ -15,6 +15,9 @@ func TestUnescape(t *testing.T) {
 		t.Helper()
 		require.Equal(t, want, string(Unescape([]byte("p:"), []byte(raw)))[2:], raw)
 		require.Equal(t, raw != want, NeedsUnescape([]byte(raw)), raw)
+		if utf8.ValidString(raw) {
+			require.Equal(t, want, string(UnescapeValid([]byte("p:"), []byte(raw)))[2:], raw)
+		}
 	}
 	f(`plain`, "plain")
 	f(`a\"b\\c\/d\b\f\n\r\t`, "a\"b\\c/d\b\f\n\r\t")
@@ -49,6 +52,9 @@ func FuzzUnescape(f *testing.F) {
 		require.NoError(t, json.Unmarshal(quoted, &want))
 		got := Unescape(nil, raw)
 		require.Equal(t, want, string(got), "%q", raw)
+		if utf8.Valid(raw) {
+			require.Equal(t, want, string(UnescapeValid(nil, raw)), "UnescapeValid(%q)", raw)
+		}
 		require.Equal(t, want != string(raw), NeedsUnescape(raw), "%q", raw)
 		n, ok := StringLen(quoted)
 		require.True(t, ok)
