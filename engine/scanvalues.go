@@ -131,12 +131,12 @@ type scanFrame struct {
 
 // scanBuilder is the state of one Build.
 type scanBuilder struct {
-	v      *ScanValues
-	bids   []Bid
+	v    *ScanValues
+	bids []Bid
 	// validUTF8: the document is known to be valid UTF-8.
 	validUTF8 bool
-	frames [4]scanFrame
-	sd     int // frames open
+	frames    [4]scanFrame
+	sd        int // frames open
 	// pd is the depth inside containers off the path to the bids (and
 	// inside a bid); inBid tells that the outermost of them is a bid.
 	pd     int
