@@ -171,7 +171,12 @@ func (d *decoder) str(i int, s *string) (int, error) {
 		return end, nil
 	}
 	// Unescaping never lengthens but each invalid byte becomes 3.
-	buf := jsonraw.Unescape(d.ar.reserve(3*len(body)), body)
+	var buf []byte
+	if d.doc.ValidUTF8() {
+		buf = jsonraw.UnescapeValid(d.ar.reserve(len(body)), body)
+	} else {
+		buf = jsonraw.Unescape(d.ar.reserve(3*len(body)), body)
+	}
 	t := d.ar.commit(len(buf))
 	*s = unsafe.String(unsafe.SliceData(t), len(t))
 	return end, nil
