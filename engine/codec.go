@@ -44,6 +44,9 @@ type plan struct {
 	// fields and keys: kindStruct.
 	fields []field
 	keys   *jsonraw.Keys
+	// written: the fields (by index, the first 64) encoding/json always
+	// writes, those without omitempty.
+	written uint64
 	// slab is the arena slab that stores values of this type when they are
 	// pointed to or are slice elements; -1 when none does.
 	slab int
@@ -115,6 +118,9 @@ func (pl *planner) plan(t reflect.Type) *plan {
 		names := make([]string, len(p.fields))
 		for i, f := range p.fields {
 			names[i] = f.name
+			if !f.omitEmpty {
+				p.written |= 1 << (i & 63) // a struct of over 64 fields is never verbatim
+			}
 		}
 		p.keys = jsonraw.NewKeys(names...)
 	default:

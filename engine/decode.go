@@ -200,6 +200,7 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 				HasPrice: m.bid.Price != nil,
 				BadUTF8:  !doc.SpanValidUTF8(raw),
 				Raw:      raw,
+				verbatim: !d.dirty && !doc.SurrogateEscapes() && doc.SpanValidUTF8(raw),
 			})
 		}
 		seats[i].Bid = bids
@@ -214,7 +215,10 @@ func (m *messages) decodeBid(d *decoder, raw []byte, b *openrtb2.Bid) error {
 		return &typeError{value: "null", offset: offsetIn(d.data, raw), null: true}
 	}
 	m.bid = wireBid{}
-	if _, err := d.value(offsetIn(d.data, raw), wireBidPlan, unsafe.Pointer(&m.bid)); err != nil {
+	d.track, d.dirty = true, false
+	_, err := d.value(offsetIn(d.data, raw), wireBidPlan, unsafe.Pointer(&m.bid))
+	d.track = false
+	if err != nil {
 		return err
 	}
 	*b = m.bid.Bid

@@ -148,7 +148,11 @@ func (e *Eval) appendSeatBids(b []byte, resp *openrtb2.BidResponse) []byte {
 					b = append(b, ',')
 				}
 				first = false
-				b = appendStruct(b, bidPlan, unsafe.Pointer(&sb.Bid[bi]))
+				if e.In.Bids[k+bi].verbatim {
+					b = append(b, e.In.Bids[k+bi].Raw...)
+				} else {
+					b = appendStruct(b, bidPlan, unsafe.Pointer(&sb.Bid[bi]))
+				}
 			}
 			b = append(b, ']')
 		}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/prebid/openrtb/v20/openrtb2"
 	"github.com/stretchr/testify/require"
@@ -64,21 +65,133 @@ func expectedBody(t *testing.T, e *Eval) string {
 	return stdJSON(t, resp)
 }
 
-// checkBody compares the body with encoding/json's: equal once compacted
-// (encoding/json compacts ext objects, the body keeps them as sent), and
-// every kept bid's ext carried byte for byte.
+// checkBody checks the body against encoding/json's writing of the kept
+// bids (DESIGN.md step 6): valid UTF-8, one value per key and no
+// case-variant duplicate in any object outside ext, and decoded by
+// encoding/json to the same response (ext objects compared compacted).
+// Every kept bid's ext is carried byte for byte; a bid the decoder found
+// verbatim is carried as the bidder sent it, any other as encoding/json
+// writes it.
 func checkBody(t *testing.T, e *Eval) {
+	t.Helper()
 	body := e.Body()
 	if e.Out.Action == NoBid {
 		require.Nil(t, body)
 		return
 	}
+	require.True(t, utf8.Valid(body), "%q", body)
+	checkKeysOnce(t, body)
+	var got, want openrtb2.BidResponse
+	require.NoError(t, json.Unmarshal(body, &got), "%s", body)
+	expected := expectedBody(t, e)
+	require.NoError(t, json.Unmarshal([]byte(expected), &want))
+	compactExts(t, &got)
+	compactExts(t, &want)
+	// encoding/json leaves an empty array out (omitempty); a verbatim bid
+	// carries it: both mean no element.
+	nilEmptySlices(reflect.ValueOf(&got).Elem())
+	nilEmptySlices(reflect.ValueOf(&want).Elem())
+	require.Equal(t, want, got, "%s", body)
 	var compact bytes.Buffer
-	require.NoError(t, json.Compact(&compact, body), "%s", body)
-	require.Equal(t, expectedBody(t, e), compact.String())
+	require.NoError(t, json.Compact(&compact, body))
 	for i, b := range e.In.Bids {
-		if e.Kept(i) && len(b.Ext) > 0 {
+		if !e.Kept(i) {
+			continue
+		}
+		if len(b.Ext) > 0 {
 			require.True(t, bytes.Contains(body, jsonraw.AppendValidUTF8(nil, b.Ext)), "ext of bid %d byte for byte", i)
+		}
+		if b.verbatim {
+			require.True(t, bytes.Contains(body, b.Raw), "bid %d verbatim", i)
+			continue
+		}
+		std := *b.Bid
+		if std.Ext != nil {
+			std.Ext = jsonraw.AppendValidUTF8(nil, std.Ext)
+		}
+		require.True(t, bytes.Contains(compact.Bytes(), []byte(stdJSON(t, std))), "bid %d as encoding/json writes it", i)
+	}
+}
+
+// checkKeysOnce fails when an object of body outside ext holds two keys
+// equal under case folding.
+func checkKeysOnce(t *testing.T, body []byte) {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(body))
+	var walk func(inExt bool)
+	walk = func(inExt bool) {
+		tok, err := dec.Token()
+		require.NoError(t, err)
+		switch tok {
+		case json.Delim('{'):
+			var keys []string
+			for dec.More() {
+				kt, err := dec.Token()
+				require.NoError(t, err)
+				k := kt.(string)
+				if !inExt {
+					for _, o := range keys {
+						require.False(t, strings.EqualFold(o, k), "keys %q and %q in one object: %s", o, k, body)
+					}
+					keys = append(keys, k)
+				}
+				walk(inExt || k == "ext")
+			}
+			_, err = dec.Token()
+			require.NoError(t, err)
+		case json.Delim('['):
+			for dec.More() {
+				walk(inExt)
+			}
+			_, err = dec.Token()
+			require.NoError(t, err)
+		}
+	}
+	walk(false)
+}
+
+// nilEmptySlices sets every empty slice reachable from v to nil, ext
+// objects aside.
+func nilEmptySlices(v reflect.Value) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			nilEmptySlices(v.Elem())
+		}
+	case reflect.Slice:
+		if v.Type() == rawMessageType {
+			return
+		}
+		if v.Len() == 0 {
+			v.SetZero()
+			return
+		}
+		for i := 0; i < v.Len(); i++ {
+			nilEmptySlices(v.Index(i))
+		}
+	case reflect.Struct:
+		for i := 0; i < v.NumField(); i++ {
+			nilEmptySlices(v.Field(i))
+		}
+	}
+}
+
+// compactExts compacts every ext of r, so that two decodings compare
+// equal whatever white space their exts held.
+func compactExts(t *testing.T, r *openrtb2.BidResponse) {
+	c := func(raw *json.RawMessage) {
+		if *raw == nil {
+			return
+		}
+		var b bytes.Buffer
+		require.NoError(t, json.Compact(&b, *raw))
+		*raw = b.Bytes()
+	}
+	c(&r.Ext)
+	for i := range r.SeatBid {
+		c(&r.SeatBid[i].Ext)
+		for j := range r.SeatBid[i].Bid {
+			c(&r.SeatBid[i].Bid[j].Ext)
 		}
 	}
 }
@@ -150,7 +263,8 @@ func TestBodyEveryField(t *testing.T) {
 }
 
 // FuzzBodyDifferential: for any response the decoder accepts and any choice
-// of kept bids, the body is encoding/json's.
+// of kept bids, the body decodes to encoding/json's, with the properties of
+// checkBody.
 func FuzzBodyDifferential(f *testing.F) {
 	seedsFrom(f, "testdata/corpus/bid-response-*.json", "")
 	seedsFrom(f, "testdata/typical-response.json", "")
@@ -220,4 +334,37 @@ func TestSeatNonBidBody(t *testing.T) {
 	require.Equal(t, "a", got.Ext.SeatNonBid[0].Seat)
 	require.Len(t, got.Ext.SeatNonBid[0].NonBid, 4, "two seatbids of seat a, two imps each")
 	require.Len(t, got.Ext.SeatNonBid[1].NonBid, 2)
+}
+
+// TestBodyCarriesCleanBidsVerbatim: a bid is copied as the bidder sent it
+// only when its bytes decode to the decoded bid under any conforming
+// parser; each way of breaking that sends the bid re-encoded.
+func TestBodyCarriesCleanBidsVerbatim(t *testing.T) {
+	e := AcquireEval()
+	defer ReleaseEval(e)
+	for _, c := range []struct {
+		bid      string
+		verbatim bool
+	}{
+		{`{"id":"b","impid":"1","price":1.50,"adm":"<a href=\"x\">\u00e9</a>","cat":[],"w":0,"ext":{ "k" : 1 }}`, true},
+		{"{ \"id\" : \"b\" ,\n \"impid\":\"1\", \"price\": 1e-2 }", true},
+		{`{"id":"b","impid":"1","price":1,"unknown":2}`, false}, // a field outside openrtb2
+		{`{"id":"b","impid":"1","PRICE":1}`, false},             // a case variant
+		{`{"id":"b","impid":"1","price":1,"price":2}`, false},   // a repeated key
+		{`{"id":"b","impid":"1","price":1,"nurl":null}`, false}, // a null
+		{`{"id":"b","impid":"1","price":1,"cat":["a",null]}`, false},
+		{`{"id":"b","impid":"1","price":1,"adm":"\ud800"}`, false}, // a lone surrogate
+		{`{"id":"b","impid":"1","price":1,"adm":"\ud83d\ude00"}`, false},
+		{`{"id":"b","impid":"1","price":1,"adm":"` + "\xff" + `"}`, false}, // invalid UTF-8
+		{`{"id":"b","impid":"1"}`, false},                                  // no price: encoding/json writes one
+		{`{"impid":"1","price":1}`, false},                                 // no id
+		{`{"id":"b","imp\u0069d":"1","price":1}`, false},                   // an escaped key
+	} {
+		doc := `{"id":"r","seatbid":[{"seat":"s","bid":[` + c.bid + `]}]}`
+		require.NoError(t, e.DecodeResponse([]byte(doc), 1000), c.bid)
+		require.Equal(t, c.verbatim, e.In.Bids[0].verbatim, c.bid)
+		judgeKeeping(e, func(int) bool { return true })
+		checkBody(t, e)
+		require.Equal(t, c.verbatim, bytes.Contains(e.Body(), []byte(c.bid)), c.bid)
+	}
 }

@@ -21,6 +21,10 @@ type Bid struct {
 	BadUTF8 bool
 	// Raw is the bid object's bytes as the bidder sent them.
 	Raw []byte
+	// verbatim: Raw decodes, under any conforming JSON parser, to exactly
+	// the decoded bid (the decoder's tracking found nothing against it, and
+	// it is valid UTF-8), so the body may carry Raw as it is.
+	verbatim bool
 }
 
 // Input is the pair under judgement plus the evaluation context. It is

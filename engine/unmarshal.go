@@ -35,6 +35,13 @@ type decoder struct {
 	data []byte
 	doc  jsonraw.Doc
 	ar   *arena
+	// While track is set (one bid), dirty records anything that makes the
+	// value's bytes decode otherwise under some conforming parser than
+	// into what the decoder made of them: a key that is not a field's exact
+	// name (unknown, case variant, escaped), a repeated key, a null, an
+	// escaped surrogate (a lone one decodes to U+FFFD here only), a field
+	// that encoding/json always writes left out (re-encoding would add it).
+	track, dirty bool
 }
 
 // typeError is a value of the wrong JSON type, located by its path.
@@ -106,6 +113,7 @@ func (d *decoder) value(i int, p *plan, ptr unsafe.Pointer) (int, error) {
 	data := d.data
 	c := data[i]
 	if c == 'n' { // null
+		d.dirty = d.dirty || d.track
 		switch p.kind {
 		case kindPtr:
 			*(*unsafe.Pointer)(ptr) = nil
@@ -225,11 +233,17 @@ func (d *decoder) object(i int, p *plan, base unsafe.Pointer) (int, error) {
 	data := d.data
 	i = jsonraw.SkipSpace(data, i+1)
 	if data[i] == '}' {
+		d.dirty = d.dirty || d.track && p.written != 0
 		return i + 1, nil
 	}
+	var seen uint64 // while tracking: the fields met, for repeats
 	for {
 		end, _ := jsonraw.StringEnd(data, i)
-		f := p.keys.Match(data[i+1 : end-1])
+		f, exact := p.keys.MatchExact(data[i+1 : end-1])
+		if d.track && !d.dirty {
+			d.dirty = !exact || f >= 64 || seen&(1<<f) != 0
+			seen |= 1 << (f & 63)
+		}
 		i = jsonraw.SkipSpace(data, end)
 		i = jsonraw.SkipSpace(data, i+1) // past ':'
 		var err error
@@ -243,6 +257,9 @@ func (d *decoder) object(i int, p *plan, base unsafe.Pointer) (int, error) {
 		}
 		i = jsonraw.SkipSpace(data, i)
 		if data[i] == '}' {
+			if d.track && seen&p.written != p.written {
+				d.dirty = true
+			}
 			return i + 1, nil
 		}
 		i = jsonraw.SkipSpace(data, i+1) // past ','

@@ -105,15 +105,27 @@ func (k *Keys) Name(i int) string { return k.names[i] }
 // -1: the name equal to the unescaped key when there is one, else the first
 // name, in list order, equal to it under simple case folding.
 func (k *Keys) Match(raw []byte) int {
+	i, _ := k.MatchExact(raw)
+	return i
+}
+
+// MatchExact is Match, exact telling that the raw key is the name as
+// written (no escape, no case folding).
+func (k *Keys) MatchExact(raw []byte) (i int, exact bool) {
 	// The usual case first: the key as written is a name. Names hold no
 	// backslash, so such a key has no escape and is that name exactly.
 	if len(raw) > 0 && len(raw) < len(k.byLen) {
 		for _, i := range k.byLen[len(raw)] {
 			if n := k.names[i]; n[0] == raw[0] && n == string(raw) {
-				return i
+				return i, true
 			}
 		}
 	}
+	return k.fold(raw), false
+}
+
+// fold is Match for a key that is no name as written.
+func (k *Keys) fold(raw []byte) int {
 	plain := true
 	for _, c := range raw {
 		if c == '\\' || c >= utf8.RuneSelf {

@@ -52,16 +52,29 @@ func (e *Error) Unwrap() error { return e.Err }
 
 // Doc is what Validate learned about a document it accepted.
 type Doc struct {
-	badUTF8 bool
+	flags docFlags
 }
 
+// docFlags are what the string scans noticed.
+type docFlags uint8
+
+const (
+	badUTF8   docFlags = 1 << iota // a byte of invalid UTF-8
+	surrogate                      // a \u escape of a UTF-16 surrogate (D800-DFFF)
+)
+
 // ValidUTF8 reports whether the whole document is valid UTF-8.
-func (d Doc) ValidUTF8() bool { return !d.badUTF8 }
+func (d Doc) ValidUTF8() bool { return d.flags&badUTF8 == 0 }
+
+// SurrogateEscapes reports whether a string of the document holds a \u
+// escape of a UTF-16 surrogate, paired or not: encoding/json decodes a lone
+// one to U+FFFD, other parsers to a lone surrogate.
+func (d Doc) SurrogateEscapes() bool { return d.flags&surrogate != 0 }
 
 // SpanValidUTF8 reports whether span, a part of the document, is valid
 // UTF-8. It costs nothing for a document without invalid UTF-8 (the usual
 // case) and reads span otherwise.
-func (d Doc) SpanValidUTF8(span []byte) bool { return !d.badUTF8 || utf8.Valid(span) }
+func (d Doc) SpanValidUTF8(span []byte) bool { return d.ValidUTF8() || utf8.Valid(span) }
 
 // plainString marks the string bytes that need no attention: printable
 // ASCII but the quote and the backslash.
@@ -82,7 +95,7 @@ func Validate(data []byte) (Doc, error) {
 	}
 	var objects [MaxDepth/64 + 1]uint64 // bit d: the container at depth d is an object
 	depth := 0
-	bad := false
+	var bad docFlags
 	var err *Error
 value:
 	for {
@@ -142,7 +155,7 @@ value:
 				if i != len(data) {
 					return Doc{}, syntaxError(i, "data after the top-level value")
 				}
-				return Doc{badUTF8: bad}, nil
+				return Doc{flags: bad}, nil
 			}
 			if i >= len(data) {
 				return Doc{}, syntaxError(i, "unexpected end of input")
@@ -169,7 +182,7 @@ value:
 }
 
 // member reads `"key" :` and the space after it; i is at the key.
-func member(data []byte, i int, bad bool) (int, bool, *Error) {
+func member(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
 	if i >= len(data) || data[i] != '"' {
 		if i >= len(data) {
 			return i, bad, syntaxError(i, "unexpected end of input")
@@ -187,9 +200,9 @@ func member(data []byte, i int, bad bool) (int, bool, *Error) {
 	return SkipSpace(data, i+1), bad, nil
 }
 
-// scanString returns the index just past the string at data[i] and whether
-// invalid UTF-8 was seen (in it or before).
-func scanString(data []byte, i int, bad bool) (int, bool, *Error) {
+// scanString returns the index just past the string at data[i] and bad
+// with what it noticed in the string added.
+func scanString(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
 	j := i + 1
 	for j < len(data) {
 		// Short runs byte by byte; a long one eight bytes at a time.
@@ -219,8 +232,12 @@ func scanString(data []byte, i int, bad bool) (int, bool, *Error) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j += 2
 			case 'u':
-				if Hex4(data, j+2) < 0 {
+				r := Hex4(data, j+2)
+				if r < 0 {
 					return j, bad, syntaxError(j, `invalid \u escape`)
+				}
+				if r >= 0xd800 && r <= 0xdfff {
+					bad |= surrogate
 				}
 				j += 6
 			default:
@@ -231,7 +248,7 @@ func scanString(data []byte, i int, bad bool) (int, bool, *Error) {
 		default:
 			r, w := utf8.DecodeRune(data[j:])
 			if r == utf8.RuneError && w == 1 {
-				bad = true
+				bad |= badUTF8
 			}
 			j += w
 		}

@@ -75,6 +75,20 @@ func TestValidateUTF8(t *testing.T) {
 	require.False(t, doc.SpanValidUTF8(data[10:]))
 }
 
+func TestValidateSurrogateEscapes(t *testing.T) {
+	for doc, want := range map[string]bool{
+		`{"a":"\u00e9\u20ac","b":"\\ud800"}`: false, // an escaped backslash, then text
+		`{"a":"\ud83d\ude00"}`:               true,  // a pair
+		`["\uDFFF"]`:                         true,
+		`{"\ud800":1}`:                       true, // in a key
+		`"\ud7ff\ue000"`:                     false,
+	} {
+		d, err := Validate([]byte(doc))
+		require.NoError(t, err, doc)
+		require.Equal(t, want, d.SurrogateEscapes(), doc)
+	}
+}
+
 // validOracle decides with encoding/json alone what Validate must decide:
 // encoding/json's syntax, no nesting deeper than MaxDepth, no number that
 // overflows float64.
