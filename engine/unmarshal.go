@@ -38,9 +38,10 @@ type decoder struct {
 	// While track is set (one bid), dirty records anything that makes the
 	// value's bytes decode otherwise under some conforming parser than
 	// into what the decoder made of them: a key that is not a field's exact
-	// name (unknown, case variant, escaped), a repeated key, a null, an
-	// escaped surrogate (a lone one decodes to U+FFFD here only), a field
-	// that encoding/json always writes left out (re-encoding would add it).
+	// name (unknown, case variant, escaped), a repeated key, a null, a
+	// field that encoding/json always writes left out (re-encoding would
+	// add it). Invalid UTF-8 and escaped surrogates (a lone one decodes to
+	// U+FFFD here only) are found by the validating pass (jsonraw.Doc).
 	track, dirty bool
 }
 
