@@ -19,7 +19,7 @@ func TestBidPathAllocs(t *testing.T) {
 	req := readFile(t, "typical-request.json")
 	dst := make([]byte, 0, 2*len(req))
 	require.Zero(t, testing.AllocsPerRun(100, func() {
-		dst, _ = appendTmax(dst[:0], req, 100)
+		dst, _ = appendTmax(dst[:0], req, 100, nil)
 	}))
 
 	snap := compile(t, fmt.Sprintf(baseConfig, "http://127.0.0.1:1/")+"seats:\n  \"512\": {action: shadow}\n", nil)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math"
 	"runtime/debug"
 	"strconv"
 	"time"
@@ -78,7 +79,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	dl := up.deadline
 	tMs := int64(dl.MaxTmaxMs)
 	if !gz {
-		if t, ok := peekTmax(ctx.Request.Body()); ok {
+		if t, ok := peekTmax(ctx.Request.Body(), &c.members); ok {
 			tMs, _ = engine.DeadlineFor(dl, t, arrival)
 		}
 	}
@@ -109,21 +110,34 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 // when the body is not an object of well-formed members or a tmax value is
 // not a plain integer: the caller then assumes the longest T. It allocates
 // nothing.
-func peekTmax(body []byte) (tmax int64, ok bool) {
+func peekTmax(body []byte, rec *members) (tmax int64, ok bool) {
+	rec.ok, rec.n = false, 0
 	m, isObj := jsonraw.Object(body)
 	if !isObj {
 		return 0, false
 	}
+	fits := len(body) <= math.MaxInt32
 	for {
 		k, v, more := m.Next()
 		if !more {
-			return tmax, m.Complete()
+			ok = m.Complete()
+			rec.ok = ok && fits
+			return tmax, ok
 		}
-		if jsonraw.KeyIs(k, "tmax") {
+		isTmax := jsonraw.KeyIs(k, "tmax")
+		if isTmax {
 			// Only a plain integer: the decoder rejects 7e1 and 70.0 for tmax.
 			if tmax, ok = parseInt(v); !ok {
 				return 0, false
 			}
+		}
+		if rec.n == maxMembers {
+			fits = false
+		}
+		if fits {
+			s, e := m.Span()
+			rec.spans[rec.n].s, rec.spans[rec.n].e, rec.spans[rec.n].tmax = int32(s), int32(e), isTmax
+			rec.n++
 		}
 	}
 }
@@ -183,6 +197,9 @@ type call struct {
 	inBuf   *pool.Buffer // decompressed request
 	outBuf  *pool.Buffer // outbound request: body, then head
 	respBuf *pool.Buffer // decompressed response
+	// members: the request body's top-level members, when peekTmax read
+	// them (not for gzip), for appendTmax.
+	members members
 }
 
 func (c *call) release() {
@@ -360,7 +377,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 // DESIGN.md lists (upstream.appendHead).
 func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body []byte, tmaxMs int64) (head, out []byte) {
 	c.outBuf = pool.AcquireBuffer()
-	b, ok := appendTmax(c.outBuf.B[:0], body, tmaxMs)
+	b, ok := appendTmax(c.outBuf.B[:0], body, tmaxMs, &c.members)
 	if !ok {
 		// Not reachable for a request that decoded with an id; kept so the
 		// bidder always gets a well-formed body.

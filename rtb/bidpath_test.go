@@ -287,7 +287,8 @@ upstreams:
 func TestPeekTmax(t *testing.T) {
 	f := func(body string, want int64, ok bool) {
 		t.Helper()
-		got, gotOK := peekTmax([]byte(body))
+		var rec members
+		got, gotOK := peekTmax([]byte(body), &rec)
 		require.Equal(t, ok, gotOK, body)
 		require.Equal(t, want, got, body)
 	}

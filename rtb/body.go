@@ -21,8 +21,20 @@ import (
 //
 // body must be a document jsonraw.Validate accepted (the request decoded);
 // ok is false when it is not an object (the caller then re-marshals the
-// decoded request), and dst is then returned unchanged.
-func appendTmax(dst, body []byte, ms int64) (out []byte, ok bool) {
+// decoded request), and dst is then returned unchanged. When rec holds the
+// members peekTmax recorded from body, body is not read again.
+func appendTmax(dst, body []byte, ms int64, rec *members) (out []byte, ok bool) {
+	if rec != nil && rec.ok {
+		dst = append(dst, `{"tmax":`...)
+		dst = strconv.AppendInt(dst, ms, 10)
+		for _, m := range rec.spans[:rec.n] {
+			if !m.tmax {
+				dst = append(dst, ',')
+				dst = append(dst, body[m.s:m.e]...)
+			}
+		}
+		return append(dst, '}'), true
+	}
 	m, isObj := jsonraw.Object(body)
 	if !isObj {
 		return dst, false
@@ -46,6 +58,22 @@ func appendTmax(dst, body []byte, ms int64) (out []byte, ok bool) {
 		return dst[:start], false
 	}
 	return append(dst, '}'), true
+}
+
+// maxMembers is the most top-level members a members records: a bid
+// request has about 25 fields.
+const maxMembers = 32
+
+// members are the top-level members of a request body as peekTmax read
+// them (ok: all of them, a well-formed object), so that appendTmax need not
+// read the body again.
+type members struct {
+	ok    bool
+	n     int
+	spans [maxMembers]struct {
+		s, e int32
+		tmax bool
+	}
 }
 
 var (

@@ -3,6 +3,7 @@ package rtb
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,9 +14,16 @@ import (
 func TestAppendTmax(t *testing.T) {
 	f := func(in, want string) {
 		t.Helper()
-		got, ok := appendTmax([]byte("prefix"), []byte(in), 42)
+		got, ok := appendTmax([]byte("prefix"), []byte(in), 42, nil)
 		require.True(t, ok, in)
 		require.Equal(t, "prefix"+want, string(got))
+		var rec members
+		if _, plain := peekTmax([]byte(in), &rec); plain { // a tmax that is no integer: not recorded
+			require.True(t, rec.ok, in)
+			got, ok = appendTmax([]byte("prefix"), []byte(in), 42, &rec)
+			require.True(t, ok, in)
+			require.Equal(t, "prefix"+want, string(got), "from the recorded members")
+		}
 	}
 	f(`{}`, `{"tmax":42}`)
 	f(` { } `, `{"tmax":42}`)
@@ -28,8 +36,23 @@ func TestAppendTmax(t *testing.T) {
 	f("{\n \"a\" : [1, {\"tmax\": 9}, \"}\"] ,\n \"tmax\" : null }", `{"tmax":42,"a" : [1, {"tmax": 9}, "}"]}`)
 	f(`{"s":"a\"tmax\":1","n":-1.5e3,"b":true,"z":null}`, `{"tmax":42,"s":"a\"tmax\":1","n":-1.5e3,"b":true,"z":null}`)
 
+	// Over maxMembers members: not recorded, read again.
+	var many strings.Builder
+	many.WriteString(`{"tmax":1`)
+	for i := range maxMembers + 1 {
+		fmt.Fprintf(&many, `,"k%d":%d`, i, i)
+	}
+	many.WriteString(`}`)
+	var rec members
+	_, ok := peekTmax([]byte(many.String()), &rec)
+	require.True(t, ok)
+	require.False(t, rec.ok)
+	got, ok := appendTmax(nil, []byte(many.String()), 5, &rec)
+	require.True(t, ok)
+	require.Equal(t, `{"tmax":5`+many.String()[len(`{"tmax":1`):], string(got))
+
 	for _, bad := range []string{``, `null`, `[]`, `"x"`, `{"a":1`, `{"a"`, `{"a":"x`} {
-		out, ok := appendTmax([]byte("p"), []byte(bad), 1)
+		out, ok := appendTmax([]byte("p"), []byte(bad), 1, nil)
 		require.False(t, ok, bad)
 		require.Equal(t, "p", string(out), "dst unchanged on failure")
 	}
@@ -48,8 +71,15 @@ func FuzzAppendTmax(f *testing.F) {
 		if json.Unmarshal(body, &orig) != nil || orig == nil {
 			return
 		}
-		out, ok := appendTmax(nil, body, ms)
+		out, ok := appendTmax(nil, body, ms, nil)
 		require.True(t, ok, "%q", body)
+		// From the members peekTmax recorded, the same bytes.
+		var rec members
+		if _, _ = peekTmax(body, &rec); rec.ok {
+			again, ok := appendTmax(nil, body, ms, &rec)
+			require.True(t, ok)
+			require.Equal(t, string(out), string(again), "%q", body)
+		}
 		var got map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(out, &got), "%q -> %q", body, out)
 		// Unique top-level tmax, case-insensitively.

@@ -52,5 +52,6 @@ func TestConnReadAllocs(t *testing.T) {
 
 func TestPeekTmaxAllocs(t *testing.T) {
 	body := []byte(`{"id":"a","imp":[{"id":"1"}],"tmax":120,"TMAX":"x"}`)
-	require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = peekTmax(body) }))
+	var rec members
+	require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = peekTmax(body, &rec) }))
 }
