@@ -69,6 +69,21 @@ func foldsTo(r rune, c byte) bool {
 type Keys struct {
 	names []string
 	byLen [][]int // indexes into names by name length, in list order
+	// exact is an open-addressing table (linear probing, mask+1 slots, at
+	// most half full) of name index + 1 by keyHash: the exact match in
+	// about one comparison.
+	exact []uint16
+	mask  uint32
+}
+
+// keyHash mixes a key's length and three of its bytes.
+func keyHash[T string | []byte](b T) uint32 {
+	n := len(b)
+	h := uint32(n) * 0x9e3779b1
+	if n > 0 {
+		h ^= uint32(b[0])*0x85ebca77 ^ uint32(b[n-1])*0xc2b2ae3d ^ uint32(b[n/2])*0x27d4eb2f
+	}
+	return h ^ h>>15
 }
 
 // NewKeys compiles names, in the order encoding/json lists the struct's
@@ -92,6 +107,21 @@ func NewKeys(names ...string) *Keys {
 		}
 		k.byLen[len(n)] = append(k.byLen[len(n)], i)
 	}
+	if len(names) >= 1<<16-1 {
+		panic("jsonraw.NewKeys: too many names")
+	}
+	size := 8
+	for size < 2*len(names) {
+		size *= 2
+	}
+	k.exact, k.mask = make([]uint16, size), uint32(size-1)
+	for i, n := range names {
+		h := keyHash(n) & k.mask
+		for k.exact[h] != 0 {
+			h = (h + 1) & k.mask
+		}
+		k.exact[h] = uint16(i + 1)
+	}
 	return k
 }
 
@@ -114,11 +144,13 @@ func (k *Keys) Match(raw []byte) int {
 func (k *Keys) MatchExact(raw []byte) (i int, exact bool) {
 	// The usual case first: the key as written is a name. Names hold no
 	// backslash, so such a key has no escape and is that name exactly.
-	if len(raw) > 0 && len(raw) < len(k.byLen) {
-		for _, i := range k.byLen[len(raw)] {
-			if n := k.names[i]; n[0] == raw[0] && n == string(raw) {
-				return i, true
-			}
+	for h := keyHash(raw) & k.mask; ; h = (h + 1) & k.mask {
+		e := k.exact[h]
+		if e == 0 {
+			break
+		}
+		if n := k.names[e-1]; n == string(raw) {
+			return int(e - 1), true
 		}
 	}
 	return k.fold(raw), false
