@@ -84,6 +84,7 @@ type messages struct {
 	out       openrtb2.BidResponse
 	bid       wireBid
 	info      ResponseInfo
+	respToks  []jsonraw.Token // the response's tokens, for the scan table
 	reqArena  arena
 	respArena arena
 }
@@ -98,8 +99,15 @@ func (m *messages) resetRequest() {
 	m.req = wireRequest{}
 }
 
+// maxPooledTokens bounds the token buffer an Eval keeps across requests.
+const maxPooledTokens = 16 << 10
+
 func (m *messages) resetResponse() {
 	m.respArena.reset()
+	if cap(m.respToks) > maxPooledTokens {
+		m.respToks = nil
+	}
+	m.respToks = m.respToks[:0]
 	m.resp, m.out, m.bid, m.info = wireResponse{}, openrtb2.BidResponse{}, wireBid{}, ResponseInfo{}
 }
 
@@ -144,10 +152,10 @@ func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
 	m.resetResponse()
 	in := &e.In
 	in.RawResponse, in.Response, in.Bids, in.ResponseEmpty = data, nil, in.Bids[:0], false
-	in.rawResponseUTF8 = false
+	in.rawResponseUTF8, in.responseTokens = false, nil
 	if err := m.decodeResponse(data, maxBids, in); err != nil {
 		m.resetResponse()
-		in.Bids, in.rawResponseUTF8 = in.Bids[:0], false
+		in.Bids, in.rawResponseUTF8, in.responseTokens = in.Bids[:0], false, nil
 		return err
 	}
 	in.Response = &m.out
@@ -161,11 +169,14 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 		m.info.Empty = true
 		return nil
 	}
-	doc, err := jsonraw.Validate(data)
+	doc, err := jsonraw.ValidateTokens(data, &m.respToks)
 	if err != nil {
 		return err
 	}
 	in.rawResponseUTF8 = doc.ValidUTF8()
+	if len(m.respToks) > 0 {
+		in.responseTokens = m.respToks
+	}
 	d := decoder{data: data, doc: doc, ar: &m.respArena}
 	if err := d.decode(responsePlan, unsafe.Pointer(&m.resp)); err != nil {
 		return err

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/prebid/openrtb/v20/openrtb2"
+
+	"github.com/bidguard/bidguard/jsonraw"
 )
 
 // Bid is one decoded bid of seatbid[].bid[] with what the decoder recorded
@@ -66,6 +68,9 @@ type Input struct {
 	// rawResponseUTF8: RawResponse is known to be valid UTF-8 (the
 	// validating pass saw no invalid byte), so its readers need not check.
 	rawResponseUTF8 bool
+	// responseTokens are RawResponse's tokens as the validating pass found
+	// them (nil: not recorded), so the scan table need not scan it again.
+	responseTokens []jsonraw.Token
 
 	impIndex map[string]int
 	bidIndex map[string]int

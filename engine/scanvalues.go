@@ -14,7 +14,9 @@ import (
 // scanning gate then matches its strings from it under its own limit, scope
 // and mode.
 //
-// The walk reads the raw bytes, not the decoded structs: keys that
+// The walk reads the raw document, not the decoded structs: the tokens the
+// validating pass recorded (jsonraw.ValidateTokens), or, for an Input built
+// without them, the bytes (the same table: checkScanValues). Keys that
 // encoding/json shadows (a repeated key, a case variant) have their values
 // in the document, and they are scanned like any other. A value is a bid's
 // when it lies at seatbid[i].bid[j] or below it, "seatbid" and "bid" being
@@ -104,7 +106,11 @@ func (v *ScanValues) Build(in *Input) {
 	}
 	w := scanBuilder{v: v, bids: in.Bids, validUTF8: in.rawResponseUTF8}
 	w.open(-1)
-	w.walk()
+	if in.responseTokens != nil {
+		w.walkTokens(in.responseTokens)
+	} else {
+		w.walk()
+	}
 	w.close()
 }
 
@@ -198,6 +204,34 @@ func (w *scanBuilder) walk() {
 			w.value()
 			w.scalarEnd()
 			i = end
+		}
+	}
+}
+
+// walkTokens is walk over the tokens the validating pass recorded.
+func (w *scanBuilder) walkTokens(toks []jsonraw.Token) {
+	b := w.v.raw
+	for _, t := range toks {
+		switch t.Kind {
+		case jsonraw.TokKey:
+			w.key(b[t.Off+1 : t.End-1])
+		case jsonraw.TokString:
+			w.value()
+			w.str(int(t.Off)+1, int(t.End)-1, t.Escaped)
+			w.scalarEnd()
+		case jsonraw.TokObject:
+			w.value()
+			w.enter('{')
+		case jsonraw.TokArray:
+			w.value()
+			w.enter('[')
+		case jsonraw.TokClose:
+			if !w.leave() {
+				return
+			}
+		case jsonraw.TokScalar:
+			w.value()
+			w.scalarEnd()
 		}
 	}
 }

@@ -124,6 +124,12 @@ func checkScanValues(t *testing.T, doc []byte) {
 	againS, againSeg := tableValues(&v)
 	require.Equal(t, gotSeg, againSeg)
 	require.Equal(t, gotS, againS)
+	// From the bytes alone (no tokens of the validating pass, nothing known
+	// of its UTF-8), the same table.
+	v.Build(&engine.Input{RawResponse: ev.In.RawResponse, Bids: ev.In.Bids})
+	bytesS, bytesSeg := tableValues(&v)
+	require.Equal(t, gotSeg, bytesSeg)
+	require.Equal(t, gotS, bytesS)
 }
 
 var scanValuesSeeds = []string{

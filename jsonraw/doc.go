@@ -11,7 +11,11 @@
 // (RFC 8259 syntax, one value, only whitespace after it) and, beyond that,
 // rejects nesting deeper than MaxDepth and any number that overflows float64
 // wherever it stands (GATES.md, "Matching values"). It records whether the
-// strings held invalid UTF-8, which encoding/json tolerates.
+// strings held invalid UTF-8, which encoding/json tolerates, and escaped
+// UTF-16 surrogates. ValidateTokens also records every token it passed
+// (offsets, kind, escaped or not), so that a reader that needs the whole
+// document again (the engine's scan table) walks the tokens instead of the
+// bytes.
 //
 // The readers (SkipSpace, StringEnd, ValueEnd, Object and Members, Array
 // and Elements, Lookup, IsNull, KeyIs, Keys, Rune, Hex4, NeedsUnescape,

@@ -61,6 +61,7 @@ type docFlags uint8
 const (
 	badUTF8   docFlags = 1 << iota // a byte of invalid UTF-8
 	surrogate                      // a \u escape of a UTF-16 surrogate (D800-DFFF)
+	escaped                        // the string just scanned holds an escape (scanString's; cleared after)
 )
 
 // ValidUTF8 reports whether the whole document is valid UTF-8.
@@ -88,7 +89,54 @@ var plainString = func() (t [256]bool) {
 // Validate checks that data is one JSON value exactly as encoding/json
 // accepts it (only whitespace around it), nested at most MaxDepth deep, with
 // no number that overflows float64. It allocates nothing on success.
-func Validate(data []byte) (Doc, error) {
+func Validate(data []byte) (Doc, error) { return validate(data, nil) }
+
+// Token is one token of a document ValidateTokens accepted: data[Off:End]
+// is a string with its quotes, a number or literal, or the one byte of a
+// container's opener or closer.
+type Token struct {
+	Off, End uint32
+	Kind     TokenKind
+	// Escaped: a string (or key) holding a backslash escape.
+	Escaped bool
+}
+
+// TokenKind tells what a Token is.
+type TokenKind uint8
+
+// The token kinds.
+const (
+	TokObject TokenKind = iota + 1 // '{'
+	TokArray                       // '['
+	TokClose                       // '}' or ']'
+	TokKey                         // an object key
+	TokString                      // a string value
+	TokScalar                      // a number, true, false or null
+)
+
+// MaxTokenDoc is the largest document ValidateTokens records tokens for
+// (offsets are 32-bit).
+const MaxTokenDoc = 1<<32 - 1
+
+// ValidateTokens is Validate that also appends to *toks every token of the
+// document, in document order, so that a later reader need not scan the
+// bytes again. On error *toks holds the tokens before it. A document longer
+// than MaxTokenDoc gets no token.
+func ValidateTokens(data []byte, toks *[]Token) (Doc, error) {
+	if len(data) > MaxTokenDoc {
+		toks = nil
+	}
+	return validate(data, toks)
+}
+
+// emit appends a token when toks is not nil.
+func emit(toks *[]Token, off, end int, kind TokenKind, esc bool) {
+	if toks != nil {
+		*toks = append(*toks, Token{Off: uint32(off), End: uint32(end), Kind: kind, Escaped: esc})
+	}
+}
+
+func validate(data []byte, toks *[]Token) (Doc, error) {
 	i := SkipSpace(data, 0)
 	if i == len(data) {
 		return Doc{}, &Error{Err: ErrEmpty}
@@ -107,46 +155,56 @@ value:
 			if depth == MaxDepth {
 				return Doc{}, &Error{Err: ErrDepth, Offset: i}
 			}
-			closer := byte(']')
+			closer, kind := byte(']'), TokArray
 			if c == '{' {
 				objects[depth>>6] |= 1 << (depth & 63)
-				closer = '}'
+				closer, kind = '}', TokObject
 			} else {
 				objects[depth>>6] &^= 1 << (depth & 63)
 			}
+			emit(toks, i, i+1, kind, false)
 			depth++
 			i = SkipSpace(data, i+1)
 			if i < len(data) && data[i] == closer {
+				emit(toks, i, i+1, TokClose, false)
 				depth--
 				i++
 				break
 			}
 			if c == '{' {
-				if i, bad, err = member(data, i, bad); err != nil {
+				if i, bad, err = member(data, i, bad, toks); err != nil {
 					return Doc{}, err
 				}
 			}
 			continue value
 		case '"':
+			start := i
 			if i, bad, err = scanString(data, i, bad); err != nil {
 				return Doc{}, err
 			}
+			emit(toks, start, i, TokString, bad&escaped != 0)
+			bad &^= escaped
 		case 't':
 			if i, err = literal(data, i, "true"); err != nil {
 				return Doc{}, err
 			}
+			emit(toks, i-4, i, TokScalar, false)
 		case 'f':
 			if i, err = literal(data, i, "false"); err != nil {
 				return Doc{}, err
 			}
+			emit(toks, i-5, i, TokScalar, false)
 		case 'n':
 			if i, err = literal(data, i, "null"); err != nil {
 				return Doc{}, err
 			}
+			emit(toks, i-4, i, TokScalar, false)
 		default:
+			start := i
 			if i, err = scanNumber(data, i); err != nil {
 				return Doc{}, err
 			}
+			emit(toks, start, i, TokScalar, false)
 		}
 		// After a value: close containers, or find the next one.
 		for {
@@ -166,12 +224,13 @@ value:
 			case c == ',':
 				i = SkipSpace(data, i+1)
 				if inObject {
-					if i, bad, err = member(data, i, bad); err != nil {
+					if i, bad, err = member(data, i, bad, toks); err != nil {
 						return Doc{}, err
 					}
 				}
 				continue value
 			case inObject && c == '}', !inObject && c == ']':
+				emit(toks, i, i+1, TokClose, false)
 				depth--
 				i++
 			default:
@@ -182,17 +241,20 @@ value:
 }
 
 // member reads `"key" :` and the space after it; i is at the key.
-func member(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
+func member(data []byte, i int, bad docFlags, toks *[]Token) (int, docFlags, *Error) {
 	if i >= len(data) || data[i] != '"' {
 		if i >= len(data) {
 			return i, bad, syntaxError(i, "unexpected end of input")
 		}
 		return i, bad, syntaxError(i, "unexpected "+quoteByte(data[i])+" where an object key belongs")
 	}
+	start := i
 	i, bad, err := scanString(data, i, bad)
 	if err != nil {
 		return i, bad, err
 	}
+	emit(toks, start, i, TokKey, bad&escaped != 0)
+	bad &^= escaped
 	i = SkipSpace(data, i)
 	if i >= len(data) || data[i] != ':' {
 		return i, bad, syntaxError(i, "missing ':' after an object key")
@@ -225,6 +287,7 @@ func scanString(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
 		case c == '"':
 			return j + 1, bad, nil
 		case c == '\\':
+			bad |= escaped
 			if j+1 >= len(data) {
 				return j, bad, syntaxError(j, "unexpected end of input")
 			}

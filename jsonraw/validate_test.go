@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -147,7 +148,59 @@ func FuzzValidate(f *testing.F) {
 		i := SkipSpace(data, 0)
 		require.Equal(t, len(bytes.TrimRight(data, " \t\r\n")), ValueEnd(data, i), "%q", data)
 		checkReaders(t, data[i:ValueEnd(data, i)])
+		checkTokens(t, data)
 	})
+}
+
+// checkTokens compares ValidateTokens with the tokens the readers (checked
+// against encoding/json by checkReaders) find in an accepted document.
+func checkTokens(t *testing.T, data []byte) {
+	t.Helper()
+	var toks []Token
+	doc, err := ValidateTokens(data, &toks)
+	require.NoError(t, err)
+	want, _ := Validate(data)
+	require.Equal(t, want, doc)
+	var ref []Token
+	i := SkipSpace(data, 0)
+	refTokens(data, data[i:ValueEnd(data, i)], &ref)
+	require.Equal(t, ref, toks, "%q", data)
+}
+
+func refTokens(data, v []byte, out *[]Token) {
+	off := uint32(uintptr(unsafe.Pointer(unsafe.SliceData(v))) - uintptr(unsafe.Pointer(unsafe.SliceData(data))))
+	end := off + uint32(len(v))
+	switch v[0] {
+	case '{':
+		*out = append(*out, Token{Off: off, End: off + 1, Kind: TokObject})
+		m, _ := Object(v)
+		for {
+			key, val, more := m.Next()
+			if !more {
+				break
+			}
+			s, _ := m.Span()
+			k := off + uint32(s)
+			*out = append(*out, Token{Off: k, End: k + uint32(len(key)) + 2, Kind: TokKey, Escaped: bytes.IndexByte(key, '\\') >= 0})
+			refTokens(data, val, out)
+		}
+		*out = append(*out, Token{Off: end - 1, End: end, Kind: TokClose})
+	case '[':
+		*out = append(*out, Token{Off: off, End: off + 1, Kind: TokArray})
+		a, _ := Array(v)
+		for {
+			val, more := a.Next()
+			if !more {
+				break
+			}
+			refTokens(data, val, out)
+		}
+		*out = append(*out, Token{Off: end - 1, End: end, Kind: TokClose})
+	case '"':
+		*out = append(*out, Token{Off: off, End: end, Kind: TokString, Escaped: bytes.IndexByte(v, '\\') >= 0})
+	default:
+		*out = append(*out, Token{Off: off, End: end, Kind: TokScalar})
+	}
 }
 
 // checkReaders walks v with Object/Array and compares every member and
