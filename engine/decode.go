@@ -84,7 +84,8 @@ type messages struct {
 	out       openrtb2.BidResponse
 	bid       wireBid
 	info      ResponseInfo
-	respToks  []jsonraw.Token // the response's tokens, for the scan table
+	reqToks   []jsonraw.Token // the request's tokens, for the decoder
+	respToks  []jsonraw.Token // the response's tokens, for the decoder and the scan table
 	reqArena  arena
 	respArena arena
 }
@@ -96,6 +97,10 @@ func (m *messages) reset() {
 
 func (m *messages) resetRequest() {
 	m.reqArena.reset()
+	if cap(m.reqToks) > maxPooledTokens {
+		m.reqToks = nil
+	}
+	m.reqToks = m.reqToks[:0]
 	m.req = wireRequest{}
 }
 
@@ -122,11 +127,11 @@ func (e *Eval) DecodeRequest(data []byte) error {
 	m := &e.msgs
 	m.resetRequest()
 	e.In.RawRequest, e.In.Request, e.In.RegsDSA = data, nil, nil
-	doc, err := jsonraw.Validate(data)
+	doc, err := jsonraw.ValidateTokens(data, &m.reqToks)
 	if err != nil {
 		return err
 	}
-	d := decoder{data: data, doc: doc, ar: &m.reqArena}
+	d := decoder{data: data, toks: m.reqToks, doc: doc, ar: &m.reqArena}
 	if err := d.decode(requestPlan, unsafe.Pointer(&m.req)); err != nil {
 		m.resetRequest()
 		return err
@@ -177,7 +182,7 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	if len(m.respToks) > 0 {
 		in.responseTokens = m.respToks
 	}
-	d := decoder{data: data, doc: doc, ar: &m.respArena}
+	d := decoder{data: data, toks: m.respToks, doc: doc, ar: &m.respArena}
 	if err := d.decode(responsePlan, unsafe.Pointer(&m.resp)); err != nil {
 		return err
 	}
@@ -227,7 +232,7 @@ func (m *messages) decodeBid(d *decoder, raw []byte, b *openrtb2.Bid) error {
 	}
 	m.bid = wireBid{}
 	d.track, d.dirty = true, false
-	_, err := d.value(offsetIn(d.data, raw), wireBidPlan, unsafe.Pointer(&m.bid))
+	_, err := d.value(d.tokenAt(offsetIn(d.data, raw)), wireBidPlan, unsafe.Pointer(&m.bid))
 	d.track = false
 	if err != nil {
 		return err

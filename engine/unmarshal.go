@@ -20,9 +20,15 @@ package engine
 // Strings alias the document when it holds them as they decode (no escape,
 // valid UTF-8); the others are unescaped into the arena. json.RawMessage
 // values alias the document too.
+//
+// The decoder reads the tokens the validating pass recorded
+// (jsonraw.ValidateTokens), not the bytes: string ends, escapes, container
+// ends and the places of keys and values are known, so nothing is scanned
+// twice. Its positions are token indexes.
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"unsafe"
@@ -30,9 +36,10 @@ import (
 	"github.com/bidguard/bidguard/jsonraw"
 )
 
-// decoder reads one validated document.
+// decoder reads one validated document through its tokens.
 type decoder struct {
 	data []byte
+	toks []jsonraw.Token
 	doc  jsonraw.Doc
 	ar   *arena
 	// While track is set (one bid), dirty records anything that makes the
@@ -85,9 +92,10 @@ func (d *decoder) typeErr(i int, value string) error {
 	return &typeError{value: value, offset: i}
 }
 
-// jsonType names the JSON value at data[i] for a type error.
-func (d *decoder) jsonType(i int) string {
-	switch d.data[i] {
+// jsonType names the JSON value of token k for a type error.
+func (d *decoder) jsonType(k int) string {
+	t := &d.toks[k]
+	switch d.data[t.Off] {
 	case '{':
 		return "object"
 	case '[':
@@ -97,8 +105,21 @@ func (d *decoder) jsonType(i int) string {
 	case 't', 'f':
 		return "bool"
 	}
-	end := jsonraw.ValueEnd(d.data, i)
-	return "number " + clipLiteral(d.data[i:end])
+	return "number " + clipLiteral(d.data[t.Off:t.End])
+}
+
+// skip returns the index of the token after the value of token k.
+func (d *decoder) skip(k int) int {
+	if t := &d.toks[k]; t.Kind == jsonraw.TokObject || t.Kind == jsonraw.TokArray {
+		return int(t.Next)
+	}
+	return k + 1
+}
+
+// tokenAt returns the index of the token at offset off, which starts a
+// value of the document.
+func (d *decoder) tokenAt(off int) int {
+	return sort.Search(len(d.toks), func(k int) bool { return int(d.toks[k].Off) >= off })
 }
 
 func clipLiteral(b []byte) string {
@@ -108,10 +129,12 @@ func clipLiteral(b []byte) string {
 	return string(b)
 }
 
-// value decodes the value at data[i] into the value of plan p at ptr and
-// returns the index just past it.
-func (d *decoder) value(i int, p *plan, ptr unsafe.Pointer) (int, error) {
+// value decodes the value of token k into the value of plan p at ptr and
+// returns the index of the token after it.
+func (d *decoder) value(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 	data := d.data
+	t := &d.toks[k]
+	i := int(t.Off)
 	c := data[i]
 	if c == 'n' { // null
 		d.dirty = d.dirty || d.track
@@ -123,7 +146,7 @@ func (d *decoder) value(i int, p *plan, ptr unsafe.Pointer) (int, error) {
 		case kindRaw:
 			*(*[]byte)(ptr) = data[i : i+4 : i+4]
 		}
-		return i + 4, nil
+		return k + 1, nil
 	}
 	switch p.kind {
 	case kindPtr:
@@ -131,53 +154,53 @@ func (d *decoder) value(i int, p *plan, ptr unsafe.Pointer) (int, error) {
 		if *target == nil {
 			*target = d.ar.alloc(p.elem, 1)
 		}
-		return d.value(i, p.elem, *target)
+		return d.value(k, p.elem, *target)
 	case kindRaw:
-		end := jsonraw.ValueEnd(data, i)
+		end := int(t.End)
 		*(*[]byte)(ptr) = data[i:end:end]
-		return end, nil
+		return d.skip(k), nil
 	case kindString:
 		if c != '"' {
-			return i, d.typeErr(i, d.jsonType(i))
+			return k, d.typeErr(i, d.jsonType(k))
 		}
-		return d.str(i, (*string)(ptr))
+		return d.str(k, (*string)(ptr))
 	case kindInt:
 		if c != '-' && (c < '0' || c > '9') {
-			return i, d.typeErr(i, d.jsonType(i))
+			return k, d.typeErr(i, d.jsonType(k))
 		}
-		return d.integer(i, p, ptr)
+		return d.integer(k, p, ptr)
 	case kindFloat:
 		if c != '-' && (c < '0' || c > '9') {
-			return i, d.typeErr(i, d.jsonType(i))
+			return k, d.typeErr(i, d.jsonType(k))
 		}
-		end := jsonraw.ValueEnd(data, i)
-		f, ok := jsonraw.Float(data[i:end])
+		num := data[i:t.End]
+		f, ok := jsonraw.Float(num)
 		if !ok {
-			return i, d.typeErr(i, "number "+clipLiteral(data[i:end]))
+			return k, d.typeErr(i, "number "+clipLiteral(num))
 		}
 		*(*float64)(ptr) = f
-		return end, nil
+		return k + 1, nil
 	case kindSlice:
 		if c != '[' {
-			return i, d.typeErr(i, d.jsonType(i))
+			return k, d.typeErr(i, d.jsonType(k))
 		}
-		return d.array(i, p, (*sliceHeader)(ptr))
+		return d.array(k, p, (*sliceHeader)(ptr))
 	case kindStruct:
 		if c != '{' {
-			return i, d.typeErr(i, d.jsonType(i))
+			return k, d.typeErr(i, d.jsonType(k))
 		}
-		return d.object(i, p, ptr)
+		return d.object(k, p, ptr)
 	}
 	panic("engine: unknown plan kind")
 }
 
-// str decodes the string at data[i].
-func (d *decoder) str(i int, s *string) (int, error) {
-	end, escaped := jsonraw.StringEnd(d.data, i)
-	body := d.data[i+1 : end-1]
-	if !escaped && d.doc.SpanValidUTF8(body) {
+// str decodes the string of token k.
+func (d *decoder) str(k int, s *string) (int, error) {
+	t := &d.toks[k]
+	body := d.data[t.Off+1 : t.End-1]
+	if !t.Escaped && d.doc.SpanValidUTF8(body) {
 		*s = unsafe.String(unsafe.SliceData(body), len(body))
-		return end, nil
+		return k + 1, nil
 	}
 	// Unescaping never lengthens but each invalid byte becomes 3.
 	var buf []byte
@@ -186,15 +209,17 @@ func (d *decoder) str(i int, s *string) (int, error) {
 	} else {
 		buf = jsonraw.Unescape(d.ar.reserve(3*len(body)), body)
 	}
-	t := d.ar.commit(len(buf))
-	*s = unsafe.String(unsafe.SliceData(t), len(t))
-	return end, nil
+	text := d.ar.commit(len(buf))
+	*s = unsafe.String(unsafe.SliceData(text), len(text))
+	return k + 1, nil
 }
 
 // integer decodes the number at data[i] as encoding/json does for an
 // integer field (strconv.ParseInt): digits only, within the field's bits.
-func (d *decoder) integer(i int, p *plan, ptr unsafe.Pointer) (int, error) {
+func (d *decoder) integer(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 	data := d.data
+	t := &d.toks[k]
+	i := int(t.Off)
 	j, neg := i, false
 	if data[j] == '-' {
 		j, neg = j+1, true
@@ -205,12 +230,11 @@ func (d *decoder) integer(i int, p *plan, ptr unsafe.Pointer) (int, error) {
 		n = n*10 + uint64(data[j]-'0') // exact up to 19 digits
 	}
 	if j < len(data) && (data[j] == '.' || data[j] == 'e' || data[j] == 'E') {
-		end := jsonraw.ValueEnd(data, i)
-		return i, d.typeErr(i, "number "+clipLiteral(data[i:end]))
+		return k, d.typeErr(i, "number "+clipLiteral(data[i:t.End]))
 	}
 	limit := uint64(1) << (p.bits - 1) // -limit <= v < limit
 	if j-start > 19 || (!neg && n >= limit) || (neg && n > limit) {
-		return i, d.typeErr(i, "number "+clipLiteral(data[i:j]))
+		return k, d.typeErr(i, "number "+clipLiteral(data[i:j]))
 	}
 	v := int64(n)
 	if neg {
@@ -226,85 +250,74 @@ func (d *decoder) integer(i int, p *plan, ptr unsafe.Pointer) (int, error) {
 	default:
 		*(*int64)(ptr) = v
 	}
-	return j, nil
+	return k + 1, nil
 }
 
-// object decodes the object at data[i] into the struct at base.
-func (d *decoder) object(i int, p *plan, base unsafe.Pointer) (int, error) {
+// object decodes the object of token k into the struct at base.
+func (d *decoder) object(k int, p *plan, base unsafe.Pointer) (int, error) {
 	data := d.data
-	i = jsonraw.SkipSpace(data, i+1)
-	if data[i] == '}' {
+	end := int(d.toks[k].Next) // past the closer
+	j := k + 1
+	if j == end-1 {
 		d.dirty = d.dirty || d.track && p.written != 0
-		return i + 1, nil
+		return end, nil
 	}
 	var seen uint64 // while tracking: the fields met, for repeats
-	for {
-		end, _ := jsonraw.StringEnd(data, i)
-		f, exact := p.keys.MatchExact(data[i+1 : end-1])
+	for j < end-1 {
+		key := &d.toks[j]
+		f, exact := p.keys.MatchExact(data[key.Off+1 : key.End-1])
 		if d.track && !d.dirty {
 			d.dirty = !exact || f >= 64 || seen&(1<<f) != 0
 			seen |= 1 << (f & 63)
 		}
-		i = jsonraw.SkipSpace(data, end)
-		i = jsonraw.SkipSpace(data, i+1) // past ':'
-		var err error
+		j++ // the value
 		if f < 0 {
-			i = jsonraw.ValueEnd(data, i)
-		} else {
-			fl := &p.fields[f]
-			if i, err = d.value(i, fl.plan, at(base, fl.offset)); err != nil {
-				return i, within(err, fl.name)
-			}
+			j = d.skip(j)
+			continue
 		}
-		i = jsonraw.SkipSpace(data, i)
-		if data[i] == '}' {
-			if d.track && seen&p.written != p.written {
-				d.dirty = true
-			}
-			return i + 1, nil
+		fl := &p.fields[f]
+		var err error
+		if j, err = d.value(j, fl.plan, at(base, fl.offset)); err != nil {
+			return j, within(err, fl.name)
 		}
-		i = jsonraw.SkipSpace(data, i+1) // past ','
 	}
+	if d.track && seen&p.written != p.written {
+		d.dirty = true
+	}
+	return end, nil
 }
 
-// array decodes the array at data[i] into the slice h as encoding/json does:
-// element k decodes into what is at k (the backing array is kept), growing
-// by encoding/json's capacities; the slice ends with as many elements as the
-// array had, and an empty array leaves an empty, non-nil slice.
-func (d *decoder) array(i int, p *plan, h *sliceHeader) (int, error) {
-	data := d.data
+// array decodes the array of token k into the slice h as encoding/json
+// does: element n decodes into what is at n (the backing array is kept),
+// growing by encoding/json's capacities; the slice ends with as many
+// elements as the array had, and an empty array leaves an empty, non-nil
+// slice.
+func (d *decoder) array(k int, p *plan, h *sliceHeader) (int, error) {
 	elem := p.elem
-	i = jsonraw.SkipSpace(data, i+1)
-	k := 0
-	if data[i] != ']' {
-		for {
-			if k >= h.cap {
-				c := elem.growth.next(h.cap)
-				h.data = d.ar.grow(elem, h.data, h.cap, c)
-				h.cap = c
-			}
-			if k >= h.len {
-				h.len = k + 1
-			}
-			var err error
-			if i, err = d.value(i, elem, unsafe.Add(h.data, uintptr(k)*elem.size)); err != nil {
-				return i, within(err, "["+strconv.Itoa(k)+"]")
-			}
-			k++
-			i = jsonraw.SkipSpace(data, i)
-			if data[i] == ']' {
-				break
-			}
-			i = jsonraw.SkipSpace(data, i+1) // past ','
+	end := int(d.toks[k].Next) // past the closer
+	n := 0
+	for j := k + 1; j < end-1; {
+		if n >= h.cap {
+			c := elem.growth.next(h.cap)
+			h.data = d.ar.grow(elem, h.data, h.cap, c)
+			h.cap = c
 		}
+		if n >= h.len {
+			h.len = n + 1
+		}
+		var err error
+		if j, err = d.value(j, elem, unsafe.Add(h.data, uintptr(n)*elem.size)); err != nil {
+			return j, within(err, "["+strconv.Itoa(n)+"]")
+		}
+		n++
 	}
-	if k < h.len {
-		h.len = k
+	if n < h.len {
+		h.len = n
 	}
-	if k == 0 {
+	if n == 0 {
 		*h = sliceHeader{data: unsafe.Pointer(&zeroLength)}
 	}
-	return i + 1, nil
+	return end, nil
 }
 
 // zeroLength is where empty, non-nil slices point (as reflect.MakeSlice(t,
@@ -313,7 +326,7 @@ var zeroLength [1]uint64
 
 // decode decodes the whole document into the value of plan p at ptr.
 func (d *decoder) decode(p *plan, ptr unsafe.Pointer) error {
-	_, err := d.value(jsonraw.SkipSpace(d.data, 0), p, ptr)
+	_, err := d.value(0, p, ptr)
 	return err
 }
 

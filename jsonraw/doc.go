@@ -13,9 +13,10 @@
 // wherever it stands (GATES.md, "Matching values"). It records whether the
 // strings held invalid UTF-8, which encoding/json tolerates, and escaped
 // UTF-16 surrogates. ValidateTokens also records every token it passed
-// (offsets, kind, escaped or not), so that a reader that needs the whole
-// document again (the engine's scan table) walks the tokens instead of the
-// bytes.
+// (offsets, kind, escaped or not, and for an object or array where it ends
+// and which token follows it), so that the readers that need the whole
+// document again (the engine's decoder and scan table) walk the tokens
+// instead of the bytes: one pass over the bytes per document.
 //
 // The readers (SkipSpace, StringEnd, ValueEnd, Object and Members, Array
 // and Elements, Lookup, IsNull, KeyIs, Keys, Rune, Hex4, NeedsUnescape,

@@ -22,12 +22,14 @@ var (
 	ErrDepth = fmt.Errorf("nesting deeper than %d", MaxDepth)
 	// ErrRange: a number that overflows float64.
 	ErrRange = errors.New("number overflows float64")
+	// ErrTooLong: ValidateTokens' document is over MaxTokenDoc bytes.
+	ErrTooLong = errors.New("document over 4 GiB")
 )
 
 // Error is why Validate rejected a document. errors.Is(err, ErrSyntax) and
 // the other kinds tell them apart.
 type Error struct {
-	// Err is ErrEmpty, ErrSyntax, ErrDepth or ErrRange.
+	// Err is ErrEmpty, ErrSyntax, ErrDepth, ErrRange or ErrTooLong.
 	Err error
 	// Offset is the byte offset of the problem.
 	Offset int
@@ -92,11 +94,15 @@ var plainString = func() (t [256]bool) {
 func Validate(data []byte) (Doc, error) { return validate(data, nil) }
 
 // Token is one token of a document ValidateTokens accepted: data[Off:End]
-// is a string with its quotes, a number or literal, or the one byte of a
-// container's opener or closer.
+// is a string with its quotes, a number or literal, a whole object or
+// array (its opener's token), or the one byte of a closer.
 type Token struct {
 	Off, End uint32
-	Kind     TokenKind
+	// Next is, for an opener, the index of the token after its closer (the
+	// next value's, key's or closer's): a reader skips a container in one
+	// step. Unused for other tokens.
+	Next uint32
+	Kind TokenKind
 	// Escaped: a string (or key) holding a backslash escape.
 	Escaped bool
 }
@@ -119,12 +125,13 @@ const (
 const MaxTokenDoc = 1<<32 - 1
 
 // ValidateTokens is Validate that also appends to *toks every token of the
-// document, in document order, so that a later reader need not scan the
-// bytes again. On error *toks holds the tokens before it. A document longer
-// than MaxTokenDoc gets no token.
+// document, in document order (the first is the top-level value), so that a
+// later reader need not scan the bytes again. On error *toks holds the
+// tokens before it, openers unfinished. A document over MaxTokenDoc bytes
+// is an error (ErrTooLong).
 func ValidateTokens(data []byte, toks *[]Token) (Doc, error) {
 	if len(data) > MaxTokenDoc {
-		toks = nil
+		return Doc{}, &Error{Err: ErrTooLong}
 	}
 	return validate(data, toks)
 }
@@ -136,6 +143,33 @@ func emit(toks *[]Token, off, end int, kind TokenKind, esc bool) {
 	}
 }
 
+// noOpen is the open container of the top level.
+const noOpen = -1
+
+// open appends an opener; while it is open its Next holds the enclosing
+// opener's index (noOpen at the top), so the open containers form a chain
+// and need no stack. It returns the opener's index.
+func open(toks *[]Token, off int, kind TokenKind, cur int) int {
+	if toks == nil {
+		return noOpen
+	}
+	*toks = append(*toks, Token{Off: uint32(off), Kind: kind, Next: uint32(int32(cur))})
+	return len(*toks) - 1
+}
+
+// closeAt appends the closer at off of the opener cur and returns the
+// enclosing opener.
+func closeAt(toks *[]Token, off, cur int) int {
+	if toks == nil {
+		return noOpen
+	}
+	*toks = append(*toks, Token{Off: uint32(off), End: uint32(off + 1), Kind: TokClose})
+	t := &(*toks)[cur]
+	parent := int(int32(t.Next))
+	t.End, t.Next = uint32(off+1), uint32(len(*toks))
+	return parent
+}
+
 func validate(data []byte, toks *[]Token) (Doc, error) {
 	i := SkipSpace(data, 0)
 	if i == len(data) {
@@ -143,6 +177,7 @@ func validate(data []byte, toks *[]Token) (Doc, error) {
 	}
 	var objects [MaxDepth/64 + 1]uint64 // bit d: the container at depth d is an object
 	depth := 0
+	cur := noOpen // the innermost open container's token
 	var bad docFlags
 	var err *Error
 value:
@@ -162,11 +197,11 @@ value:
 			} else {
 				objects[depth>>6] &^= 1 << (depth & 63)
 			}
-			emit(toks, i, i+1, kind, false)
+			cur = open(toks, i, kind, cur)
 			depth++
 			i = SkipSpace(data, i+1)
 			if i < len(data) && data[i] == closer {
-				emit(toks, i, i+1, TokClose, false)
+				cur = closeAt(toks, i, cur)
 				depth--
 				i++
 				break
@@ -230,7 +265,7 @@ value:
 				}
 				continue value
 			case inObject && c == '}', !inObject && c == ']':
-				emit(toks, i, i+1, TokClose, false)
+				cur = closeAt(toks, i, cur)
 				depth--
 				i++
 			default:

@@ -172,7 +172,8 @@ func refTokens(data, v []byte, out *[]Token) {
 	end := off + uint32(len(v))
 	switch v[0] {
 	case '{':
-		*out = append(*out, Token{Off: off, End: off + 1, Kind: TokObject})
+		at := len(*out)
+		*out = append(*out, Token{Off: off, End: end, Kind: TokObject})
 		m, _ := Object(v)
 		for {
 			key, val, more := m.Next()
@@ -185,8 +186,10 @@ func refTokens(data, v []byte, out *[]Token) {
 			refTokens(data, val, out)
 		}
 		*out = append(*out, Token{Off: end - 1, End: end, Kind: TokClose})
+		(*out)[at].Next = uint32(len(*out))
 	case '[':
-		*out = append(*out, Token{Off: off, End: off + 1, Kind: TokArray})
+		at := len(*out)
+		*out = append(*out, Token{Off: off, End: end, Kind: TokArray})
 		a, _ := Array(v)
 		for {
 			val, more := a.Next()
@@ -196,6 +199,7 @@ func refTokens(data, v []byte, out *[]Token) {
 			refTokens(data, val, out)
 		}
 		*out = append(*out, Token{Off: end - 1, End: end, Kind: TokClose})
+		(*out)[at].Next = uint32(len(*out))
 	case '"':
 		*out = append(*out, Token{Off: off, End: end, Kind: TokString, Escaped: bytes.IndexByte(v, '\\') >= 0})
 	default:
