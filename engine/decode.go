@@ -86,6 +86,7 @@ type messages struct {
 	info      ResponseInfo
 	reqToks   []jsonraw.Token // the request's tokens, for the decoder
 	respToks  []jsonraw.Token // the response's tokens, for the decoder and the scan table
+	respDec   []string        // the response's strings that needed decoding, for the scan table
 	reqArena  arena
 	respArena arena
 }
@@ -113,6 +114,8 @@ func (m *messages) resetResponse() {
 		m.respToks = nil
 	}
 	m.respToks = m.respToks[:0]
+	clear(m.respDec)
+	m.respDec = m.respDec[:0]
 	m.resp, m.out, m.bid, m.info = wireResponse{}, openrtb2.BidResponse{}, wireBid{}, ResponseInfo{}
 }
 
@@ -157,14 +160,15 @@ func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
 	m.resetResponse()
 	in := &e.In
 	in.RawResponse, in.Response, in.Bids, in.ResponseEmpty = data, nil, in.Bids[:0], false
-	in.rawResponseUTF8, in.responseTokens = false, nil
+	in.rawResponseUTF8, in.responseTokens, in.responseDecoded = false, nil, nil
 	if err := m.decodeResponse(data, maxBids, in); err != nil {
 		m.resetResponse()
-		in.Bids, in.rawResponseUTF8, in.responseTokens = in.Bids[:0], false, nil
+		in.Bids, in.rawResponseUTF8, in.responseTokens, in.responseDecoded = in.Bids[:0], false, nil, nil
 		return err
 	}
 	in.Response = &m.out
 	in.ResponseEmpty = m.info.Empty
+	in.responseDecoded = m.respDec
 	return nil
 }
 
@@ -182,7 +186,7 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	if len(m.respToks) > 0 {
 		in.responseTokens = m.respToks
 	}
-	d := decoder{data: data, toks: m.respToks, doc: doc, ar: &m.respArena}
+	d := decoder{data: data, toks: m.respToks, doc: doc, ar: &m.respArena, dec: &m.respDec}
 	if err := d.decode(responsePlan, unsafe.Pointer(&m.resp)); err != nil {
 		return err
 	}

@@ -71,6 +71,9 @@ type Input struct {
 	// responseTokens are RawResponse's tokens as the validating pass found
 	// them (nil: not recorded), so the scan table need not scan it again.
 	responseTokens []jsonraw.Token
+	// responseDecoded are the strings the decoder had to decode (escapes,
+	// invalid UTF-8), by the Next of their tokens (index + 1).
+	responseDecoded []string
 
 	impIndex map[string]int
 	bidIndex map[string]int

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/bidguard/bidguard/jsonraw"
 )
@@ -29,8 +30,10 @@ import (
 // concurrent use. The strings it returns alias the document or its own
 // buffer: they must not be modified or retained.
 type ScanValues struct {
-	raw   []byte
-	buf   []byte // strings that differ from their bytes (escapes, invalid UTF-8)
+	raw []byte
+	buf []byte // strings that differ from their bytes (escapes, invalid UTF-8)
+	// ext are strings the decoder already decoded (Input.responseDecoded).
+	ext   []string
 	segs  []ScanSegment
 	strs  []scanString
 	built bool
@@ -53,14 +56,21 @@ type ScanSegment struct {
 // Strings returns how many string values the segment holds.
 func (s *ScanSegment) Strings() int { return s.end - s.first }
 
-// scanString is one string value: its decoded bytes in the document
-// (decoded false) or in the buffer, and its position among its segment's
-// values, from 1.
+// scanString is one string value: its decoded bytes in the document, in
+// the buffer or in ext (off the index), and its position among its
+// segment's values, from 1.
 type scanString struct {
 	off, end int32
 	node     int32
-	decoded  bool
+	in       uint8 // inRaw, inBuf or inExt
 }
+
+// Where a scanString's bytes are.
+const (
+	inRaw uint8 = iota
+	inBuf
+	inExt
+)
 
 // What a pooled ScanValues keeps between requests, at most.
 const (
@@ -75,8 +85,12 @@ func (v *ScanValues) Segments() []ScanSegment { return v.segs }
 // among the segment's values (1 for the segment's first value).
 func (v *ScanValues) String(seg *ScanSegment, i int) (s []byte, node int) {
 	st := &v.strs[seg.first+i]
-	if st.decoded {
+	switch st.in {
+	case inBuf:
 		return v.buf[st.off:st.end], int(st.node)
+	case inExt:
+		s := v.ext[st.off]
+		return unsafe.Slice(unsafe.StringData(s), len(s)), int(st.node)
 	}
 	return v.raw[st.off:st.end], int(st.node)
 }
@@ -100,7 +114,7 @@ func (v *ScanValues) reset() {
 // input it stops where the document stops making sense, without panicking.
 func (v *ScanValues) Build(in *Input) {
 	v.reset()
-	v.raw, v.built = in.RawResponse, true
+	v.raw, v.built, v.ext = in.RawResponse, true, in.responseDecoded
 	if len(v.raw) > 1<<31-1 {
 		return // offsets are int32; far beyond limits.maxResponseBytes
 	}
@@ -217,7 +231,11 @@ func (w *scanBuilder) walkTokens(toks []jsonraw.Token) {
 			w.key(b[t.Off+1 : t.End-1])
 		case jsonraw.TokString:
 			w.value()
-			w.str(int(t.Off)+1, int(t.End)-1, t.Escaped)
+			if t.Next != 0 { // decoded by the decoder
+				w.decoded(int(t.Next) - 1)
+			} else {
+				w.str(int(t.Off)+1, int(t.End)-1, t.Escaped)
+			}
 			w.scalarEnd()
 		case jsonraw.TokObject:
 			w.value()
@@ -353,9 +371,17 @@ func (w *scanBuilder) str(s, e int, escaped bool) {
 		} else {
 			v.buf = jsonraw.Unescape(v.buf, body)
 		}
-		st = scanString{off: int32(start), end: int32(len(v.buf)), node: st.node, decoded: true}
+		st = scanString{off: int32(start), end: int32(len(v.buf)), node: st.node, in: inBuf}
 	}
 	v.strs = append(v.strs, st)
+	seg.end = len(v.strs)
+}
+
+// decoded records the string value the decoder decoded as v.ext[i].
+func (w *scanBuilder) decoded(i int) {
+	v := w.v
+	seg := &v.segs[w.cur]
+	v.strs = append(v.strs, scanString{off: int32(i), node: int32(seg.Nodes), in: inExt})
 	seg.end = len(v.strs)
 }
 

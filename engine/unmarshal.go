@@ -42,6 +42,9 @@ type decoder struct {
 	toks []jsonraw.Token
 	doc  jsonraw.Doc
 	ar   *arena
+	// dec, when set, collects the strings str had to decode; the token's
+	// Next becomes the index + 1 (for the scan table).
+	dec *[]string
 	// While track is set (one bid), dirty records anything that makes the
 	// value's bytes decode otherwise under some conforming parser than
 	// into what the decoder made of them: a key that is not a field's exact
@@ -211,6 +214,10 @@ func (d *decoder) str(k int, s *string) (int, error) {
 	}
 	text := d.ar.commit(len(buf))
 	*s = unsafe.String(unsafe.SliceData(text), len(text))
+	if d.dec != nil {
+		*d.dec = append(*d.dec, *s)
+		t.Next = uint32(len(*d.dec))
+	}
 	return k + 1, nil
 }
 

@@ -100,7 +100,8 @@ type Token struct {
 	Off, End uint32
 	// Next is, for an opener, the index of the token after its closer (the
 	// next value's, key's or closer's): a reader skips a container in one
-	// step. Unused for other tokens.
+	// step. ValidateTokens leaves it 0 for other tokens: a reader may keep
+	// its own number there (the engine's decoder marks decoded strings).
 	Next uint32
 	Kind TokenKind
 	// Escaped: a string (or key) holding a backslash escape.
