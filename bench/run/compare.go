@@ -17,6 +17,7 @@ import (
 // compareOptions are the flags of `benchrun compare`.
 type compareOptions struct {
 	bin, out, requests, rates, bidderLatency string
+	baseline                                 string // an earlier bidguard binary, measured as tBaseline
 	rounds, connections                      int
 	duration, warmup                         time.Duration
 	quick, installNginx                      bool
@@ -62,6 +63,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.IntVar(&o.connections, "connections", 64, "connections of every attack")
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "length of each attack")
 	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unmeasured start of each attack")
+	fs.StringVar(&o.baseline, "baseline", "", "an earlier bidguard binary to measure too, as \""+tBaseline+"\" (a before/after table in one run)")
 	fs.BoolVar(&o.quick, "quick", false, "1s attacks with 200ms warmup (about a minute in all)")
 	fs.BoolVar(&o.installNginx, "install-nginx", true, "apt-get install nginx when it is missing")
 	if err := fs.Parse(args); err != nil {
@@ -169,7 +171,14 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 		return "", err
 	}
 	services = append(services, std)
-	bg, _, err := e.startBidguard(ctx, bidder)
+	if o.baseline != "" {
+		base, _, err := e.startBidguard(ctx, tBaseline, o.baseline, bidder)
+		if err != nil {
+			return "", fmt.Errorf("-baseline: %w", err)
+		}
+		services = append(services, base)
+	}
+	bg, _, err := e.startBidguard(ctx, tBidguard, filepath.Join(e.bin, "bidguard"), bidder)
 	if err != nil {
 		return "", err
 	}

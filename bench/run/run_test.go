@@ -53,6 +53,14 @@ func TestRenderReportRatios(t *testing.T) {
 	require.Contains(t, md, "| bidguard | 1990 | 0.300 | 0.300 | 1.500 | 1.500 | 1.500 | 1.50× | 1.50× | 3.00× | 3.00× | 0.00% | 0.00% |", "open loop: latency ratios")
 	require.NotContains(t, md, "| direct |", "targets without results are left out")
 	require.Contains(t, md, "nginx note")
+	require.NotContains(t, md, "baseline", "no baseline line without a baseline build")
+
+	r.add("closed", tBaseline, sum(4000, 2000, 5000, 10, 10))
+	r.add("open-2000", tBaseline, sum(1990, 600, 1000, 10, 10))
+	md = renderReport(machine{}, "make compare", o, modes, []string{tFast, tNginx, tBaseline, tBidguard}, r, nil)
+	require.Contains(t, md, "| bidguard baseline | 4000 | 0.20× | 0.13× |")
+	require.Contains(t, md, "bidguard against the baseline build: 1.50× the throughput.")
+	require.Contains(t, md, "bidguard against the baseline build: p50 0.50×, p99 1.50×.")
 
 	require.Equal(t, "n/a", ratio(1, 0, true))
 	require.Equal(t, "n/a", ratio(1, 2, false))

@@ -32,6 +32,7 @@ const (
 	tNginx    = "nginx"
 	tHTTPUtil = "httputil"
 	tBidguard = "bidguard"
+	tBaseline = "bidguard baseline" // compare -baseline: an earlier build, for before/after tables
 )
 
 // env is what every command needs: the binaries, the children, the request
@@ -105,10 +106,11 @@ func (e *env) startProxy(ctx context.Context, name, impl, bidder string) (servic
 	return s, waitReady(ctx, c, e.postProbe(s.url))
 }
 
-// startBidguard starts bin/bidguard serve with the embedded config, its
-// listeners and upstream replaced (see bidguardConfig). It returns the
-// service and the admin /metrics URL.
-func (e *env) startBidguard(ctx context.Context, bidder string) (service, string, error) {
+// startBidguard starts the bidguard binary (bin/bidguard, or an earlier
+// build for compare -baseline) as service name: serve with the embedded
+// config, its listeners and upstream replaced (see bidguardConfig). It
+// returns the service and the admin /metrics URL.
+func (e *env) startBidguard(ctx context.Context, name, binary, bidder string) (service, string, error) {
 	port, err := freePort()
 	if err != nil {
 		return service{}, "", err
@@ -121,15 +123,16 @@ func (e *env) startBidguard(ctx context.Context, bidder string) (service, string
 	if err != nil {
 		return service{}, "", err
 	}
-	path := filepath.Join(e.procs.dir, "bidguard.yaml")
+	file := strings.ReplaceAll(name, " ", "-")
+	path := filepath.Join(e.procs.dir, file+".yaml")
 	if err := os.WriteFile(path, cfg, 0o644); err != nil {
 		return service{}, "", err
 	}
-	c, err := e.procs.start("bidguard", filepath.Join(e.bin, "bidguard"), "serve", "--config", path)
+	c, err := e.procs.start(file, binary, "serve", "--config", path)
 	if err != nil {
 		return service{}, "", err
 	}
-	s := service{name: tBidguard, url: "http://" + loopback(port) + "/bid"}
+	s := service{name: name, url: "http://" + loopback(port) + "/bid"}
 	adminURL := "http://" + loopback(admin)
 	if err := waitReady(ctx, c, getOK(adminURL+"/readyz")); err != nil {
 		return service{}, "", err

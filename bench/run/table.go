@@ -145,6 +145,10 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 				fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %s | %s |\n", t, thr, ratio(thr, nginxThr, haveNginx), ratio(thr, fastThr, haveFast),
 					fmsf(p50), fmsf(p99), fmsf(p999), pct(e))
 			}
+			if base, ok := r.median(md.name, tBaseline, statThroughput); ok {
+				thr, _ := r.median(md.name, tBidguard, statThroughput)
+				fmt.Fprintf(&b, "\nbidguard against the baseline build: %s the throughput.\n", ratio(thr, base, true))
+			}
 			continue
 		}
 		nginx50, _ := r.median(md.name, tNginx, statP50)
@@ -166,6 +170,12 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 			e, _ := r.median(md.name, t, statErr)
 			fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t, thr, fmsf(p50), fmsf(p90), fmsf(p99), fmsf(p999), fmsf(mx),
 				ratio(p50, nginx50, haveNginx), ratio(p99, nginx99, haveNginx), ratio(p50, fast50, haveFast), ratio(p99, fast99, haveFast), pct(late), pct(e))
+		}
+		if base50, ok := r.median(md.name, tBaseline, statP50); ok {
+			base99, _ := r.median(md.name, tBaseline, statP99)
+			p50, _ := r.median(md.name, tBidguard, statP50)
+			p99, _ := r.median(md.name, tBidguard, statP99)
+			fmt.Fprintf(&b, "\nbidguard against the baseline build: p50 %s, p99 %s.\n", ratio(p50, base50, true), ratio(p99, base99, true))
 		}
 	}
 	b.WriteString("\nThroughput ratios: higher is better; latency ratios: lower is better. A late-send share over 1% means the generator could not keep the schedule in that run (its latencies still count from the scheduled times).\n")
