@@ -250,21 +250,25 @@ func (p *hostPool) acquire(deadline time.Time, fresh bool) (c *conn, reused bool
 }
 
 // expireLocked closes the idle connections idle for idleTimeout or longer
-// (the oldest are at the bottom of the stack).
+// (the oldest are at the bottom of the stack). As on every close path, a
+// connection is counted before it is closed, so the count is never behind
+// what the bidder sees.
 func (p *hostPool) expireLocked(now time.Duration) {
 	n := 0
 	for n < len(p.idle) && now-p.idle[n].idleAt >= p.key.idleTimeout {
-		p.idle[n].close()
 		n++
 	}
 	if n == 0 {
 		return
 	}
+	p.m.closed[closedIdle].Add(n)
+	for _, c := range p.idle[:n] {
+		c.close()
+	}
 	rest := copy(p.idle, p.idle[n:])
 	clear(p.idle[rest:])
 	p.idle = p.idle[:rest]
 	p.open -= n
-	p.m.closed[closedIdle].Add(n)
 }
 
 func closeReasonOf(r probeResult) closeReason {
