@@ -192,7 +192,7 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 			// (or right after the most expensive one).
 			for i := range services {
 				s := services[(i+round)%len(services)]
-				file := filepath.Join(e.procs.dir, fmt.Sprintf("%s-%s-r%d.jsonl", md.name, strings.ReplaceAll(s.name, " ", "-"), round+1))
+				file := filepath.Join(e.procs.dir, fmt.Sprintf("%s-%s-r%d.jsonl", md.name, fileName(s.name), round+1))
 				fmt.Fprintf(log, "benchrun: round %d/%d %-7s %-15s ", round+1, o.rounds, md.name, s.name)
 				sum, err := e.attack(ctx, o, md, s, file)
 				if err != nil {

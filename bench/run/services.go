@@ -35,6 +35,9 @@ const (
 	tBaseline = "bidguard baseline" // compare -baseline: an earlier build, for before/after tables
 )
 
+// fileName is a target's name as it appears in file names.
+func fileName(target string) string { return strings.ReplaceAll(target, " ", "-") }
+
 // env is what every command needs: the binaries, the children, the request
 // used for readiness probes.
 type env struct {
@@ -123,7 +126,7 @@ func (e *env) startBidguard(ctx context.Context, name, binary, bidder string) (s
 	if err != nil {
 		return service{}, "", err
 	}
-	file := strings.ReplaceAll(name, " ", "-")
+	file := fileName(name)
 	path := filepath.Join(e.procs.dir, file+".yaml")
 	if err := os.WriteFile(path, cfg, 0o644); err != nil {
 		return service{}, "", err
