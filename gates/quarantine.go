@@ -16,11 +16,10 @@ import (
 	"github.com/bidguard/bidguard/engine"
 )
 
-// Codes: OpenRTB loss reason 104 (buyer seat blocked), seat-non-bid 300
-// (response rejected: general).
+// The codes of every quarantine rejection.
 const (
-	quarantineLoss = 104
-	quarantineNBR  = 300
+	quarantineLoss = engine.LossBuyerSeatBlocked
+	quarantineNBR  = engine.NBRResponseRejectedGeneral
 )
 
 // reasonNoQuarantine is the skip of a request while no seat is quarantined.

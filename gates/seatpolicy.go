@@ -71,12 +71,12 @@ var seatFieldNames = [...]string{"adomain", "crid", "cat", "bundle", "dealid", "
 
 // seatFieldCodes are the codes of each field (loss, nbr).
 var seatFieldCodes = [...][2]int{
-	seatAdomain: {205, 356}, // blocked advertiser
-	seatCrid:    {200, 350}, // creative filtered
-	seatCat:     {209, 357}, // blocked category
-	seatBundle:  {206, 300}, // blocked app
-	seatDealID:  {213, 300}, // deal
-	seatAdm:     {200, 350}, // creative filtered
+	seatAdomain: {engine.LossCreativeFilteredAdvertiserExclusions, engine.NBRResponseRejectedCreativeAdvertiserBlocking},
+	seatCrid:    {engine.LossCreativeFilteredGeneral, engine.NBRResponseRejectedInvalidCreative},
+	seatCat:     {engine.LossCreativeFilteredCategoryExclusions, engine.NBRResponseRejectedCreativeCategoryExclusions},
+	seatBundle:  {engine.LossCreativeFilteredAppBundleExclusions, engine.NBRResponseRejectedGeneral},
+	seatDealID:  {engine.LossCreativeFilteredNotAllowedInPMPDeal, engine.NBRResponseRejectedGeneral},
+	seatAdm:     {engine.LossCreativeFilteredGeneral, engine.NBRResponseRejectedInvalidCreative},
 }
 
 // Match kinds.

@@ -55,10 +55,10 @@ const (
 	onScanLimitFail  = "fail"
 	onScanLimitPass  = "pass"
 	reasonScanLimit  = "scan limit exceeded"
-	scanBidLoss      = 200
-	scanBidNBR       = 350
-	scanResponseLoss = 3
-	scanResponseNBR  = 300
+	scanBidLoss      = engine.LossCreativeFilteredGeneral
+	scanBidNBR       = engine.NBRResponseRejectedInvalidCreative
+	scanResponseLoss = engine.LossInvalidBidResponse
+	scanResponseNBR  = engine.NBRResponseRejectedGeneral
 )
 
 // scanLimit is the compiled scan-limit options of a scanning gate.
