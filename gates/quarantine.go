@@ -1,6 +1,6 @@
 package gates
 
-// quarantine (DESIGN.md "Anomaly detection and quarantine"): the bids of a
+// quarantine (the anomaly detector's verdicts): the bids of a
 // quarantined seat are rejected. Which seats are quarantined, and for what
 // signal, is the snapshot's engine.SeatStates, read through the Input: in
 // serve the anomaly detector, which also holds the seats of
@@ -52,7 +52,7 @@ func (quarantine) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 }
 
 // quarantineReason is the reason for a signal, without building a string
-// for the signals GATES.md lists.
+// for the signals the detector and the operator use.
 func quarantineReason(signal string) string {
 	switch signal {
 	case "rejections":

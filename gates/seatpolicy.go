@@ -12,7 +12,7 @@ package gates
 // Values are normalised before any match: adomain entries as adomainVerify
 // does (trimmed, lower-cased, IDNA to punycode, blanks ignored, one trailing
 // dot dropped), bundle lower-cased, cat codes upper-cased (codes of every
-// taxonomy compare without case, GATES.md "Matching values"), the others as
+// taxonomy compare without case, as in match.go), the others as
 // sent. exact looks values up in sets
 // built at load; suffix (adomain and bundle) matches the value or a name under
 // it on a '.' boundary, one map lookup per label; regex is RE2 compiled at
@@ -273,7 +273,7 @@ func (r *seatRule) compileValues(values []string, at string) error {
 	return nil
 }
 
-// wrap anchors a regular expression as GATES.md says: ^(?s:…)$, or (?s:…)
+// wrap anchors a regular expression: ^(?s:…)$, or (?s:…)
 // on adm.
 func (r *seatRule) wrap(expr string) string {
 	if r.field == seatAdm {

@@ -1,7 +1,7 @@
 package gates
 
 // The scan shared by the scanning gates filesystem, pii and content
-// (GATES.md, "Scan limit"). The engine walks the raw response once per
+// (and their scan limit). The engine walks the raw response once per
 // request into engine.ScanValues (every value in document order, keys left
 // out, strings decoded, each value attributed to the bid it lies in or to
 // the response); scanResponse matches one gate's strings from it:
@@ -48,8 +48,7 @@ type scanScope interface {
 
 var _ scanScope = (*engine.Scope)(nil)
 
-// Scan limit defaults and values, and the codes of scanning hits (GATES.md,
-// "Scan limit" and "Codes").
+// Scan limit defaults and values, and the codes of scanning hits.
 const (
 	defaultMaxNodes  = 10000
 	onScanLimitFail  = "fail"
