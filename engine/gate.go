@@ -168,3 +168,9 @@ type Registry map[string]Factory
 // optionsNode is a decoded `options:` block, kept as YAML for strict,
 // line-aware decoding into the factory's options struct.
 type optionsNode = yaml.Node
+
+// hasOptions reports whether an options block was given: present, and not
+// an explicit null (`options:` or `options: ~`).
+func hasOptions(n *optionsNode) bool {
+	return n != nil && n.Kind != 0 && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null")
+}

@@ -346,9 +346,6 @@ func buildEntry(reg Registry, gc GateConfig, over *GateOverride, file, path stri
 		return nil, fmt.Errorf("%s: mode: %s accepts only enforce and off", loc, gc.Gate)
 	}
 	var opts any
-	hasOpts := func(n *optionsNode) bool {
-		return n != nil && n.Kind != 0 && !(n.Kind == 8 && n.Tag == "!!null")
-	}
 	if f.Options != nil {
 		opts = f.Options()
 		if err := decodeOptions(file, &gc.Options, opts); err != nil {
@@ -359,7 +356,7 @@ func buildEntry(reg Registry, gc GateConfig, over *GateOverride, file, path stri
 				return nil, fmt.Errorf("%s: gateOptions: %w", loc, err)
 			}
 		}
-	} else if hasOpts(&gc.Options) || (over != nil && hasOpts(&over.Options)) {
+	} else if hasOptions(&gc.Options) || (over != nil && hasOptions(&over.Options)) {
 		return nil, fmt.Errorf("%s: %s takes no options", loc, gc.Gate)
 	}
 	g, err := f.New(opts, env)

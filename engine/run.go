@@ -245,7 +245,7 @@ func (e *Eval) runEmpty() {
 }
 
 func (e *Eval) runTooMany() {
-	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, 3, 300))
+	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, LossInvalidBidResponse, NBRResponseRejectedGeneral))
 	for _, p := range e.order {
 		for _, g := range p.Gates {
 			r := e.result(p, g)
@@ -315,7 +315,7 @@ func (e *Eval) deadline(gate, reason string) {
 		e.Out.DeadlineForwarded = true
 		return
 	}
-	e.responseHit(nil, gate, Reject(reason, 2, 101))
+	e.responseHit(nil, gate, Reject(reason, LossImpressionOpportunityExpired, NBRErrorTimeout))
 }
 
 func (e *Eval) runGuard(g *GateEntry, r *GateResult) {

@@ -75,14 +75,14 @@ func (g *adomainVerify) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict 
 		seen = true
 		d, ok := normalizeDomain(raw)
 		if _, hit := g.placeholders.match(d); hit {
-			return engine.Reject("placeholder adomain: "+quote(d), 6, 300)
+			return engine.Reject("placeholder adomain: "+quote(d), engine.LossInvalidAdvertiserDomain, engine.NBRResponseRejectedGeneral)
 		}
 		if !ok || !isHostname(d) {
-			return engine.Reject("invalid adomain format", 6, 300)
+			return engine.Reject("invalid adomain format", engine.LossInvalidAdvertiserDomain, engine.NBRResponseRejectedGeneral)
 		}
 	}
 	if !seen && g.require {
-		return engine.Reject("bid has no adomain", 6, 300)
+		return engine.Reject("bid has no adomain", engine.LossInvalidAdvertiserDomain, engine.NBRResponseRejectedGeneral)
 	}
 	return engine.Pass()
 }

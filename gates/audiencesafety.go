@@ -188,17 +188,17 @@ func (g *audienceSafety) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict
 		tax := catTaxOf(b.CatTax)
 		set, known := g.unsafe[tax]
 		if !known && !g.passUnknown {
-			return engine.Reject("child-directed inventory: unknown category taxonomy "+strconv.FormatInt(tax, 10), 209, 357)
+			return engine.Reject("child-directed inventory: unknown category taxonomy "+strconv.FormatInt(tax, 10), engine.LossCreativeFilteredCategoryExclusions, engine.NBRResponseRejectedCreativeCategoryExclusions)
 		}
 		for _, c := range b.Cat {
 			if set.has(c) {
-				return engine.Reject("child-directed inventory served unsafe category: "+quote(c), 209, 357)
+				return engine.Reject("child-directed inventory served unsafe category: "+quote(c), engine.LossCreativeFilteredCategoryExclusions, engine.NBRResponseRejectedCreativeCategoryExclusions)
 			}
 		}
 	}
 	for _, a := range b.Attr {
 		if a == 8 || a == 9 {
-			return engine.Reject("child-directed inventory served unsafe attribute: "+strconv.FormatInt(int64(a), 10), 210, 350)
+			return engine.Reject("child-directed inventory served unsafe attribute: "+strconv.FormatInt(int64(a), 10), engine.LossCreativeFilteredCreativeAttributeExclusions, engine.NBRResponseRejectedInvalidCreative)
 		}
 	}
 	return engine.Pass()

@@ -121,7 +121,7 @@ func TestAudienceSafetyCheckBid(t *testing.T) {
 	f(custom, `{"id":"b","impid":"1","price":1,"cattax":7,"cat":["Z7rJBM"]}`, "", 0, 0) // known, nothing unsafe
 	f(custom, `{"id":"b","impid":"1","price":1,"cattax":8,"cat":["1001"]}`, "child-directed inventory served unsafe category: 1001", 209, 357)
 
-	// Strings from the bid are quoted as GATES.md says.
+	// Strings from the bid are quoted as format.go quotes them (cut at 64 bytes).
 	long := "IAB25-0123456789012345678901234567890123456789012345678901234567890123456789"
 	_, v := txBid(t, g, coppa, `{"id":"b","impid":"1","cat":["`+long+`"]}`)
 	require.Equal(t, "child-directed inventory served unsafe category: "+long[:64]+"...", v.Reason)

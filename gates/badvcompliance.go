@@ -38,7 +38,7 @@ func (g *badvCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdic
 		}
 		d, _ := normalizeDomain(raw)
 		if listCovers(in.Request.BAdv, d) {
-			return engine.Reject("blocked advertiser domain: "+quote(trimDot(d)), 205, 356)
+			return engine.Reject("blocked advertiser domain: "+quote(trimDot(d)), engine.LossCreativeFilteredAdvertiserExclusions, engine.NBRResponseRejectedCreativeAdvertiserBlocking)
 		}
 	}
 	return engine.Pass()

@@ -39,7 +39,7 @@ func (g *bappCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdic
 	}
 	for _, a := range in.Request.BApp {
 		if strings.EqualFold(a, b.Bundle) {
-			return engine.Reject("blocked app bundle: "+quote(b.Bundle), 206, 300)
+			return engine.Reject("blocked app bundle: "+quote(b.Bundle), engine.LossCreativeFilteredAppBundleExclusions, engine.NBRResponseRejectedGeneral)
 		}
 	}
 	return engine.Pass()

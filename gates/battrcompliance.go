@@ -44,7 +44,7 @@ func (g *battrCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdi
 	m := bidMedia(b.Bid, imp)
 	for _, a := range b.Attr {
 		if attrBlocked(imp, m, a) {
-			return engine.Reject("blocked creative attribute: "+strconv.FormatInt(int64(a), 10), 210, 350)
+			return engine.Reject("blocked creative attribute: "+strconv.FormatInt(int64(a), 10), engine.LossCreativeFilteredCreativeAttributeExclusions, engine.NBRResponseRejectedInvalidCreative)
 		}
 	}
 	return engine.Pass()

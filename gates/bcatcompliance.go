@@ -65,7 +65,7 @@ func (g *bcatCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdic
 		}
 		for _, blocked := range bcat {
 			if sameCategory(tax, blocked, c, g.hierarchical) {
-				return engine.Reject("blocked category in response: "+quote(c), 209, 357)
+				return engine.Reject("blocked category in response: "+quote(c), engine.LossCreativeFilteredCategoryExclusions, engine.NBRResponseRejectedCreativeCategoryExclusions)
 			}
 		}
 	}

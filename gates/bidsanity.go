@@ -62,14 +62,14 @@ func (g *bidSanity) Prepare(*engine.Input) string { return "" }
 // CheckBid applies the price checks in order.
 func (g *bidSanity) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if !b.HasPrice {
-		return engine.Reject("bid missing price", 9, 300)
+		return engine.Reject("bid missing price", engine.LossMissingBidPrice, engine.NBRResponseRejectedGeneral)
 	}
 	p := b.Price
 	if p < 0 {
-		return engine.Reject("bid price is negative", 3, 300)
+		return engine.Reject("bid price is negative", engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
 	}
 	if g.maxPrice > 0 && p > g.maxPrice {
-		return engine.Reject("bid price "+formatNum(p)+" exceeds maxPrice "+formatNum(g.maxPrice), 3, 300)
+		return engine.Reject("bid price "+formatNum(p)+" exceeds maxPrice "+formatNum(g.maxPrice), engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
 	}
 	imp := in.ImpByID(b.ImpID)
 	if imp == nil || !(imp.BidFloor > 0) {
@@ -86,7 +86,7 @@ func (g *bidSanity) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 		return engine.Pass()
 	}
 	return engine.Reject("bid price "+formatNum(p)+" is "+formatRatio(ratio)+"x the floor "+formatFloor(floor, converted)+
-		" (max "+formatNum(g.maxMultiple)+"x)", 3, 300)
+		" (max "+formatNum(g.maxMultiple)+"x)", engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
 }
 
 var _ engine.BidGate = (*bidSanity)(nil)

@@ -1,6 +1,6 @@
 package gates
 
-// content (GATES.md "content"): two checks.
+// content (scanning, plus an empty check): two checks.
 //   - empty, a response-level check and the only one that judges a response
 //     without bids: `null`, `{}` or no bid in seatbid[].bid[] fails with
 //     "output is empty" (3 / 300). It is the "require at least one bid"
@@ -42,7 +42,7 @@ type contentOptions struct {
 
 const reasonEmpty = "output is empty"
 
-// refusalPhrases are the built-in phrases, as GATES.md lists them.
+// refusalPhrases are the built-in refusal phrases.
 var refusalPhrases = []string{
 	"i can't help", "i cannot help", "i can't assist", "i cannot assist",
 	"i can't provide", "i cannot provide", "i can't do", "i cannot do",

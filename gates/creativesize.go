@@ -59,12 +59,12 @@ func (g *creativeSize) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict 
 		if bannerSingleSize(bn) {
 			return engine.Pass()
 		}
-		return engine.Reject("creative size missing", 203, 351)
+		return engine.Reject("creative size missing", engine.LossCreativeFilteredSizeNotAllowed, engine.NBRResponseRejectedCreativeSizeNotAllowed)
 	}
 	if bannerAllows(bn, b.W, b.H) {
 		return engine.Pass()
 	}
-	return engine.Reject("creative size "+strconv.FormatInt(b.W, 10)+"x"+strconv.FormatInt(b.H, 10)+" not allowed", 203, 351)
+	return engine.Reject("creative size "+strconv.FormatInt(b.W, 10)+"x"+strconv.FormatInt(b.H, 10)+" not allowed", engine.LossCreativeFilteredSizeNotAllowed, engine.NBRResponseRejectedCreativeSizeNotAllowed)
 }
 
 // bannerSize reports the banner's own w×h when both are positive.

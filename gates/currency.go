@@ -31,7 +31,7 @@ func (g *currency) CheckResponse(in *engine.Input) engine.Verdict {
 			return engine.Pass()
 		}
 	}
-	return engine.Reject("currency "+formatCur(cur)+" not accepted", 3, 300)
+	return engine.Reject("currency "+formatCur(cur)+" not accepted", engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
 }
 
 var _ engine.ResponseGate = (*currency)(nil)

@@ -56,19 +56,19 @@ func (g *deal) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 		case pmp == nil:
 			return engine.SkipBid("no pmp in imp", "no-pmp")
 		case pmp.PrivateAuction == 1:
-			return engine.Reject("private auction requires a deal", 213, 300)
+			return engine.Reject("private auction requires a deal", engine.LossCreativeFilteredNotAllowedInPMPDeal, engine.NBRResponseRejectedGeneral)
 		}
 		return engine.Pass()
 	}
 	d := findDeal(pmp, b.DealID)
 	if d == nil {
-		return engine.Reject("unknown deal id: "+quote(b.DealID), 4, 300)
+		return engine.Reject("unknown deal id: "+quote(b.DealID), engine.LossInvalidDealID, engine.NBRResponseRejectedGeneral)
 	}
 	if hasNonBlank(d.WSeat) && !seatAllowed(d.WSeat, b.Seat) {
-		return engine.Reject("seat not allowed in deal", 104, 300)
+		return engine.Reject("seat not allowed in deal", engine.LossBuyerSeatBlocked, engine.NBRResponseRejectedGeneral)
 	}
 	if hasNonBlank(d.WADomain) && !adomainAllowed(d.WADomain, b.ADomain) {
-		return engine.Reject("advertiser not allowed in deal", 213, 300)
+		return engine.Reject("advertiser not allowed in deal", engine.LossCreativeFilteredNotAllowedInPMPDeal, engine.NBRResponseRejectedGeneral)
 	}
 	return engine.Pass()
 }

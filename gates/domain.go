@@ -9,7 +9,7 @@ import (
 )
 
 // Domain names as adomainVerify, badvCompliance, deal (wadomain) and
-// seatPolicy compare them (GATES.md, adomainVerify).
+// seatPolicy compare them.
 //
 // A domain is normalised by trimming white space, lower-casing, and
 // converting Unicode labels to punycode with the IDNA (UTS #46) lookup

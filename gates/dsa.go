@@ -54,11 +54,11 @@ func (g *dsa) Prepare(in *engine.Input) string {
 func (g *dsa) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	v, ok := jsonraw.Lookup(b.Ext, "dsa")
 	if !ok || jsonraw.IsNull(v) {
-		return engine.Reject(reasonDSAMissing, 200, 300)
+		return engine.Reject(reasonDSAMissing, engine.LossCreativeFilteredGeneral, engine.NBRResponseRejectedGeneral)
 	}
 	m, isObj := jsonraw.Object(v)
 	if !isObj {
-		return engine.Reject(reasonDSAInvalid, 200, 300)
+		return engine.Reject(reasonDSAInvalid, engine.LossCreativeFilteredGeneral, engine.NBRResponseRejectedGeneral)
 	}
 	var behalf, paid, adrender []byte
 	for {
@@ -76,7 +76,7 @@ func (g *dsa) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 		}
 	}
 	if !dsaTextValid(behalf) || !dsaTextValid(paid) {
-		return engine.Reject(reasonDSAInvalid, 200, 300)
+		return engine.Reject(reasonDSAInvalid, engine.LossCreativeFilteredGeneral, engine.NBRResponseRejectedGeneral)
 	}
 	ad, ok := jsonraw.Int(adrender)
 	if !ok || (ad != 0 && ad != 1) {
@@ -86,7 +86,7 @@ func (g *dsa) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	// Prepare: a gate holds no per-request state (see README).
 	_, pub := requestDSA(in)
 	if (pub == 0 && ad == 0) || (pub == 2 && ad == 1) {
-		return engine.Reject(reasonDSAConflict, 200, 300)
+		return engine.Reject(reasonDSAConflict, engine.LossCreativeFilteredGeneral, engine.NBRResponseRejectedGeneral)
 	}
 	return engine.Pass()
 }

@@ -1,6 +1,6 @@
 package gates
 
-// filesystem (scanning, GATES.md "filesystem"): shell commands and file
+// filesystem (scanning): shell commands and file
 // paths in a bid's text are an injection attempt or a leaking template.
 // Each string value of the response is checked, in this order, for a
 // destructive `rm` (recursive and forced), a `..` path component, and a

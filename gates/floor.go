@@ -97,7 +97,7 @@ func (g *floor) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 		if g.passMissingRate {
 			return engine.SkipBid(reason, "rate")
 		}
-		return engine.Reject(reason, 3, 301)
+		return engine.Reject(reason, engine.LossInvalidBidResponse, engine.NBRResponseRejectedBelowFloor)
 	}
 	price := 0.0
 	if b.HasPrice {
@@ -107,9 +107,9 @@ func (g *floor) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 		return engine.Pass()
 	}
 	if isDeal {
-		return engine.Reject("bid price "+formatNum(price)+" below deal floor "+formatFloor(floor, converted), 101, 304)
+		return engine.Reject("bid price "+formatNum(price)+" below deal floor "+formatFloor(floor, converted), engine.LossBelowDealFloor, engine.NBRResponseRejectedBelowDealFloor)
 	}
-	return engine.Reject("bid price "+formatNum(price)+" below floor "+formatFloor(floor, converted), 100, 301)
+	return engine.Reject("bid price "+formatNum(price)+" below floor "+formatFloor(floor, converted), engine.LossBelowAuctionFloor, engine.NBRResponseRejectedBelowFloor)
 }
 
 var _ engine.BidGate = (*floor)(nil)

@@ -7,8 +7,8 @@ import (
 	"unicode/utf8"
 )
 
-// Formatting of numbers and strings in reasons (GATES.md, "Formatting in
-// reasons"). These run only when a gate fails.
+// Formatting of numbers and strings in reasons, one way for every gate.
+// These run only when a gate fails.
 
 // formatNum writes the shortest decimal that reads back as the same float64
 // (75, 0.5, 1.08).

@@ -28,7 +28,7 @@ func (g *impidMatch) Prepare(in *engine.Input) string {
 // CheckBid rejects a bid without impid or with an impid the request lacks.
 func (g *impidMatch) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if b.ImpID == "" {
-		return engine.Reject("bid missing impid", 3, 300)
+		return engine.Reject("bid missing impid", engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
 	}
 	if in.ImpByID(b.ImpID) != nil {
 		return engine.Pass()
@@ -37,7 +37,7 @@ func (g *impidMatch) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	for i := range in.Request.Imp {
 		ids[i] = in.Request.Imp[i].ID
 	}
-	return engine.Reject("bid impid not present in request", 3, 300).
+	return engine.Reject("bid impid not present in request", engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral).
 		WithDetails(map[string]any{"requestImps": ids})
 }
 

@@ -1,7 +1,7 @@
 package gates
 
-// The special-purpose address ranges urlSafety refuses (GATES.md, urlSafety;
-// IANA's IPv4 and IPv6 special-purpose registries), and the IPv6 ranges that
+// The special-purpose address ranges urlSafety refuses (IANA's IPv4
+// and IPv6 special-purpose registries), and the IPv6 ranges that
 // embed an IPv4 address, which is then judged as IPv4. Lookups walk short
 // tables: no allocation.
 
@@ -25,7 +25,7 @@ type ipv4Range struct {
 	class  addrClass
 }
 
-// ipv4Ranges lists GATES.md's IPv4 ranges.
+// ipv4Ranges lists the special-purpose IPv4 ranges.
 var ipv4Ranges = [...]ipv4Range{
 	{0x00000000, 8, addrReserved},   // 0.0.0.0/8 "this network", unspecified
 	{0x0a000000, 8, addrPrivate},    // 10.0.0.0/8
@@ -74,8 +74,8 @@ const (
 
 func v6(b ...byte) (a [16]byte) { copy(a[:], b); return a }
 
-// ipv6Ranges lists GATES.md's IPv6 ranges, most specific first, plus three
-// ranges IANA also marks as not globally reachable (documented in the
+// ipv6Ranges lists the special-purpose IPv6 ranges, most specific first, with
+// three ranges IANA also marks as not globally reachable (documented in the
 // README): 100::/64 discard-only, 2001:2::/48 benchmarking and 3fff::/20
 // documentation.
 var ipv6Ranges = [...]ipv6Range{

@@ -50,7 +50,7 @@ func (g *latency) CheckResponse(in *engine.Input) engine.Verdict {
 	if in.LatencyMs <= g.maxMs {
 		return engine.Pass()
 	}
-	return engine.Reject("latency "+formatMs(in.LatencyMs)+"ms exceeds "+formatMs(g.maxMs)+"ms threshold", 2, 101)
+	return engine.Reject("latency "+formatMs(in.LatencyMs)+"ms exceeds "+formatMs(g.maxMs)+"ms threshold", engine.LossImpressionOpportunityExpired, engine.NBRErrorTimeout)
 }
 
 var _ engine.ResponseGate = (*latency)(nil)

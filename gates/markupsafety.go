@@ -95,8 +95,8 @@ var markupSafetyFactory = engine.Factory{
 
 // Reasons and codes (200 / 354).
 const (
-	markupSafetyLoss     = 200
-	markupSafetyNBR      = 354
+	markupSafetyLoss     = engine.LossCreativeFilteredGeneral
+	markupSafetyNBR      = engine.NBRResponseRejectedCreativeMalware
 	reasonUnsafeMarkup   = "unsafe markup: "
 	reasonAdmTooLarge    = reasonUnsafeMarkup + "too large"
 	reasonAdmBadUTF8     = reasonUnsafeMarkup + "invalid utf-8"

@@ -3,7 +3,7 @@ package gates
 import "strings"
 
 // Comparisons shared by the gates that match request lists against bid
-// values (GATES.md "Matching values"): block lists and codes compare
+// values: block lists and codes compare
 // ASCII-case-insensitively, and a list whose entries are all blank counts
 // as empty. None of them allocates.
 

@@ -54,10 +54,10 @@ func (g *mediaType) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 		if offered.has(mtypeMedia(b.MType)) {
 			return engine.Pass()
 		}
-		return engine.Reject("media type "+strconv.Itoa(int(b.MType))+" not offered by imp "+quote(imp.ID), 204, 353)
+		return engine.Reject("media type "+strconv.Itoa(int(b.MType))+" not offered by imp "+quote(imp.ID), engine.LossCreativeFilteredIncorrectCreativeFormat, engine.NBRResponseRejectedCreativeIncorrectFormat)
 	}
 	if g.requireMtype && offered.count() > 1 {
-		return engine.Reject("bid has no mtype and imp "+quote(imp.ID)+" offers several media types", 204, 353)
+		return engine.Reject("bid has no mtype and imp "+quote(imp.ID)+" offers several media types", engine.LossCreativeFilteredIncorrectCreativeFormat, engine.NBRResponseRejectedCreativeIncorrectFormat)
 	}
 	return engine.Pass()
 }

@@ -7,11 +7,11 @@ import (
 	"github.com/bidguard/bidguard/engine"
 )
 
-// Money shared by bidSanity and floor (GATES.md "Matching values"). Rates
-// come from the default policy's currencyRates (engine.Rates); currency
-// codes compare case-insensitively. Amounts are compared unrounded, except
-// that floor compares in micro-units as GATES.md says; a converted floor is
-// rounded to 6 decimals only where a reason writes it.
+// Money shared by bidSanity and floor. Rates come from the default policy's
+// currencyRates (engine.Rates); currency codes compare case-insensitively.
+// Amounts are compared unrounded, except that floor compares in micro-units
+// (a millionth of the unit); a converted floor is rounded to 6 decimals
+// only where a reason writes it.
 
 // defaultCur is the currency of an absent cur/bidfloorcur.
 func defaultCur(c string) string {

@@ -1,10 +1,10 @@
 package gates
 
-// pii (scanning, GATES.md "pii"): personal data in a bid's text is a broken
+// pii (scanning): personal data in a bid's text is a broken
 // or hostile creative. Each string value of the response is checked, in this
 // order, for an email address (except retina image names such as
 // logo@2x.png), an SSN-shaped string with valid parts, and a US phone
-// number. The regexes of GATES.md define what matches; this file finds
+// number. Plain regexes (pii_test.go, gates/README.md) define what matches; this file finds
 // candidates first (an '@', runs of digits) and confirms them by hand, and
 // FuzzPIIDifferential shows the verdicts equal those of the plain regexes.
 // A hit inside seatbid[].bid[] rejects that bid (200 / 350), elsewhere the

@@ -86,7 +86,7 @@ func TestPIIOptions(t *testing.T) {
 	require.ErrorContains(t, err, `unknown option "creditCard"`)
 }
 
-// The plain regexes of GATES.md and their documented post-checks: the
+// The plain regexes of gates/README.md and their documented post-checks: the
 // reference the candidate-first matcher must agree with.
 var (
 	refEmail  = regexp.MustCompile(`[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\.[a-zA-Z]{2,}`)

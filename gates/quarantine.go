@@ -1,6 +1,6 @@
 package gates
 
-// quarantine (DESIGN.md "Anomaly detection and quarantine"): the bids of a
+// quarantine (the anomaly detector's verdicts): the bids of a
 // quarantined seat are rejected. Which seats are quarantined, and for what
 // signal, is the snapshot's engine.SeatStates, read through the Input: in
 // serve the anomaly detector, which also holds the seats of
@@ -16,11 +16,10 @@ import (
 	"github.com/bidguard/bidguard/engine"
 )
 
-// Codes: OpenRTB loss reason 104 (buyer seat blocked), seat-non-bid 300
-// (response rejected: general).
+// The codes of every quarantine rejection.
 const (
-	quarantineLoss = 104
-	quarantineNBR  = 300
+	quarantineLoss = engine.LossBuyerSeatBlocked
+	quarantineNBR  = engine.NBRResponseRejectedGeneral
 )
 
 // reasonNoQuarantine is the skip of a request while no seat is quarantined.
@@ -53,7 +52,7 @@ func (quarantine) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 }
 
 // quarantineReason is the reason for a signal, without building a string
-// for the signals GATES.md lists.
+// for the signals the detector and the operator use.
 func quarantineReason(signal string) string {
 	switch signal {
 	case "rejections":

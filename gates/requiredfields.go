@@ -25,11 +25,11 @@ func (g *requiredFields) Prepare(*engine.Input) string { return "" }
 func (g *requiredFields) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict {
 	switch {
 	case b.ID == "":
-		return engine.Reject("bid missing id", 3, 300)
+		return engine.Reject("bid missing id", engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
 	case b.CrID == "":
-		return engine.Reject("bid missing crid", 8, 300)
+		return engine.Reject("bid missing crid", engine.LossMissingCreativeID, engine.NBRResponseRejectedGeneral)
 	case b.AdM == "" && b.NURL == "":
-		return engine.Reject("bid missing markup", 7, 300)
+		return engine.Reject("bid missing markup", engine.LossMissingMarkup, engine.NBRResponseRejectedGeneral)
 	}
 	return engine.Pass()
 }

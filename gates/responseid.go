@@ -21,7 +21,7 @@ func (g *responseID) CheckResponse(in *engine.Input) engine.Verdict {
 	if in.Response.ID == in.Request.ID {
 		return engine.Pass()
 	}
-	return engine.Reject("response id does not match request id", 5, 300)
+	return engine.Reject("response id does not match request id", engine.LossInvalidAuctionID, engine.NBRResponseRejectedGeneral)
 }
 
 var _ engine.ResponseGate = (*responseID)(nil)

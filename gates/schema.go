@@ -1,6 +1,6 @@
 package gates
 
-// schema (scanning, GATES.md "schema"): validates the raw response (or, with
+// schema (scanning): validates the raw response (or, with
 // target: input, the raw request) against a JSON Schema, draft 2020-12 unless
 // the schema's $schema names another draft the library embeds. The schema
 // file is read and compiled when the config loads; $schema and $ref are
@@ -90,7 +90,7 @@ var schemaFactory = engine.Factory{
 		c.UseLoader(localSchemaLoader{watch: env.Watch})
 		sch, err := c.Compile(path)
 		if err != nil {
-			return nil, fmt.Errorf("file: %v", err)
+			return nil, fmt.Errorf("file: %w", err)
 		}
 		return &schema{sch: sch, input: o.Target == schemaTargetInput}, nil
 	},

@@ -12,7 +12,7 @@ package gates
 // Values are normalised before any match: adomain entries as adomainVerify
 // does (trimmed, lower-cased, IDNA to punycode, blanks ignored, one trailing
 // dot dropped), bundle lower-cased, cat codes upper-cased (codes of every
-// taxonomy compare without case, GATES.md "Matching values"), the others as
+// taxonomy compare without case, as in match.go), the others as
 // sent. exact looks values up in sets
 // built at load; suffix (adomain and bundle) matches the value or a name under
 // it on a '.' boundary, one map lookup per label; regex is RE2 compiled at
@@ -71,12 +71,12 @@ var seatFieldNames = [...]string{"adomain", "crid", "cat", "bundle", "dealid", "
 
 // seatFieldCodes are the codes of each field (loss, nbr).
 var seatFieldCodes = [...][2]int{
-	seatAdomain: {205, 356}, // blocked advertiser
-	seatCrid:    {200, 350}, // creative filtered
-	seatCat:     {209, 357}, // blocked category
-	seatBundle:  {206, 300}, // blocked app
-	seatDealID:  {213, 300}, // deal
-	seatAdm:     {200, 350}, // creative filtered
+	seatAdomain: {engine.LossCreativeFilteredAdvertiserExclusions, engine.NBRResponseRejectedCreativeAdvertiserBlocking},
+	seatCrid:    {engine.LossCreativeFilteredGeneral, engine.NBRResponseRejectedInvalidCreative},
+	seatCat:     {engine.LossCreativeFilteredCategoryExclusions, engine.NBRResponseRejectedCreativeCategoryExclusions},
+	seatBundle:  {engine.LossCreativeFilteredAppBundleExclusions, engine.NBRResponseRejectedGeneral},
+	seatDealID:  {engine.LossCreativeFilteredNotAllowedInPMPDeal, engine.NBRResponseRejectedGeneral},
+	seatAdm:     {engine.LossCreativeFilteredGeneral, engine.NBRResponseRejectedInvalidCreative},
 }
 
 // Match kinds.
@@ -273,7 +273,7 @@ func (r *seatRule) compileValues(values []string, at string) error {
 	return nil
 }
 
-// wrap anchors a regular expression as GATES.md says: ^(?s:…)$, or (?s:…)
+// wrap anchors a regular expression: ^(?s:…)$, or (?s:…)
 // on adm.
 func (r *seatRule) wrap(expr string) string {
 	if r.field == seatAdm {

@@ -107,8 +107,8 @@ func TestSeatPolicyMatching(t *testing.T) {
 	f(`field: bundle, match: exact, values: [com.Game.App]`, &openrtb2.Bid{Bundle: "COM.game.app"}, true)
 	f(`field: bundle, match: suffix, values: [game.app]`, &openrtb2.Bid{Bundle: "com.game.app"}, true)
 	f(`field: bundle, match: suffix, values: [game.app]`, &openrtb2.Bid{Bundle: "com.minigame.app"}, false)
-	// cat: codes of every taxonomy compare without case (GATES.md "Matching
-	// values"); exact is not hierarchical.
+	// cat: codes of every taxonomy compare without case (match.go); exact is
+	// not hierarchical.
 	f(`field: cat, match: exact, values: [IAB25-3]`, &openrtb2.Bid{Cat: []string{"iab25-3"}}, true)
 	f(`field: cat, match: exact, values: [IAB25]`, &openrtb2.Bid{Cat: []string{"IAB25-3"}}, false)
 	f(`field: cat, match: exact, values: [v9i3On]`, &openrtb2.Bid{Cat: []string{"v9i3On"}, CatTax: adcom1.CategoryTaxonomy(7)}, true)

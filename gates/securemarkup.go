@@ -48,8 +48,8 @@ var secureMarkupFactory = engine.Factory{
 
 // The reasons, one per field (207 / 352).
 const (
-	secureMarkupLoss = 207
-	secureMarkupNBR  = 352
+	secureMarkupLoss = engine.LossCreativeFilteredNotSecure
+	secureMarkupNBR  = engine.NBRResponseRejectedCreativeNotSecure
 	reasonInsecure   = "insecure url in secure impression: "
 )
 

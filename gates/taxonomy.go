@@ -5,13 +5,12 @@ package gates
 // every request. Membership tests allocate nothing.
 //
 // Codes of every taxonomy compare ASCII-case-insensitively (iab25-3 is
-// IAB25-3, v9i3on is v9i3On): a block list errs on the side of blocking
-// (GATES.md "Matching values"). Taxonomy 1 (Content 1.0) codes have
-// structure: a code C covers itself and every code starting with "C-" (IAB25
-// covers IAB25-3; IAB2 does not cover IAB25). Taxonomy 8 (Ad Product 2.0)
-// IDs are numbers, kept as sorted ranges; its option lists may write a range
-// as "lo-hi". Every other taxonomy (Content 2.2, 3.0, 3.1, vendor
-// taxonomies) is a flat set of IDs.
+// IAB25-3, v9i3on is v9i3On): a block list errs on the side of blocking.
+// Taxonomy 1 (Content 1.0) codes have structure: a code C covers itself
+// and every code starting with "C-" (IAB25 covers IAB25-3; IAB2 does not
+// cover IAB25). Taxonomy 8 (Ad Product 2.0) IDs are numbers, kept as sorted
+// ranges; its option lists may write a range as "lo-hi". Every other
+// taxonomy (Content 2.2, 3.0, 3.1, vendor taxonomies) is a flat set of IDs.
 
 import (
 	"cmp"

@@ -1,7 +1,7 @@
 package gates
 
 // tmaxGuard (OpenRTB 2.6 §3.2.1, BidRequest.tmax): a response-level guard.
-// It reads the time left before the deadline D (DESIGN.md "Deadlines") and,
+// It reads the time left before the deadline D (engine.Input.Deadline) and,
 // when less than bufferMs remains, stops every later gate; onDeadline then
 // drops the response (codes 2 / 101) or forwards the bids unvalidated.
 // It is exempt from the engine's pre-gate deadline check.

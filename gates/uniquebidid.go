@@ -36,7 +36,7 @@ func (g *uniqueBidID) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 		return engine.Pass()
 	}
 	if first := in.FirstBidWithID(id); first >= 0 && &in.Bids[first] != b {
-		return engine.Reject("duplicate bid id: "+quote(id), 3, 302)
+		return engine.Reject("duplicate bid id: "+quote(id), engine.LossInvalidBidResponse, engine.NBRResponseRejectedDuplicateBid)
 	}
 	return engine.Pass()
 }

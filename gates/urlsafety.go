@@ -70,8 +70,8 @@ var urlSafetyFactory = engine.Factory{
 
 // Codes of every urlSafety rejection.
 const (
-	urlSafetyLoss = 3
-	urlSafetyNBR  = 300
+	urlSafetyLoss = engine.LossInvalidBidResponse
+	urlSafetyNBR  = engine.NBRResponseRejectedGeneral
 )
 
 // maxURLBytes is the longest URL accepted.

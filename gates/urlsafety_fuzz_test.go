@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// specialPrefixes is GATES.md's range table written as CIDR strings, the
+// specialPrefixes are the special-purpose ranges written as CIDR strings, the
 // oracle for iprange.go's hand-encoded tables (embedded-IPv4 ranges
 // excluded: they are judged by the address they embed).
 var specialPrefixes = map[string]urlWhy{

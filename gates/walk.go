@@ -1,7 +1,7 @@
 package gates
 
 // The scan shared by the scanning gates filesystem, pii and content
-// (GATES.md, "Scan limit"). The engine walks the raw response once per
+// (and their scan limit). The engine walks the raw response once per
 // request into engine.ScanValues (every value in document order, keys left
 // out, strings decoded, each value attributed to the bid it lies in or to
 // the response); scanResponse matches one gate's strings from it:
@@ -48,17 +48,16 @@ type scanScope interface {
 
 var _ scanScope = (*engine.Scope)(nil)
 
-// Scan limit defaults and values, and the codes of scanning hits (GATES.md,
-// "Scan limit" and "Codes").
+// Scan limit defaults and values, and the codes of scanning hits.
 const (
 	defaultMaxNodes  = 10000
 	onScanLimitFail  = "fail"
 	onScanLimitPass  = "pass"
 	reasonScanLimit  = "scan limit exceeded"
-	scanBidLoss      = 200
-	scanBidNBR       = 350
-	scanResponseLoss = 3
-	scanResponseNBR  = 300
+	scanBidLoss      = engine.LossCreativeFilteredGeneral
+	scanBidNBR       = engine.NBRResponseRejectedInvalidCreative
+	scanResponseLoss = engine.LossInvalidBidResponse
+	scanResponseNBR  = engine.NBRResponseRejectedGeneral
 )
 
 // scanLimit is the compiled scan-limit options of a scanning gate.

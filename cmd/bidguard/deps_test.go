@@ -66,10 +66,12 @@ func TestDependencyDirection(t *testing.T) {
 	}
 }
 
-// gateFileProblems reports identifiers that a gate file uses but another
-// gate's file declares: gates share code only through the shared files.
-// A gate file is one whose name matches a registered factory's lower-cased
-// name; every other non-test file is shared.
+// gateFileProblems reports identifiers that a file of the gates package uses
+// but a gate's file (not its own) declares: gates share code only through
+// the shared files, and a shared file never reaches into a gate. A gate file
+// is one whose name matches a registered factory's lower-cased name; every
+// other non-test file is shared. The one use allowed is the registry
+// (registry.go) naming each gate's factory (<gate>Factory).
 func gateFileProblems(dir string, gateFiles map[string]bool) []string {
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, dir, nil, 0) //nolint:staticcheck // Obj resolution is what this check needs
@@ -108,9 +110,6 @@ func gateFileProblems(dir string, gateFiles map[string]bool) []string {
 	}
 	var problems []string
 	for base, f := range files {
-		if !gateFiles[base] {
-			continue
-		}
 		seen := map[string]bool{}
 		var visit func(n ast.Node) bool
 		visit = func(n ast.Node) bool {
@@ -123,13 +122,29 @@ func gateFileProblems(dir string, gateFiles map[string]bool) []string {
 			if !ok || id.Obj != nil || seen[id.Name] || id.Name == "_" {
 				return true
 			}
+			if base == "registry.go" && strings.HasSuffix(id.Name, "Factory") {
+				return true
+			}
 			if owner, ok := declaredIn[id.Name]; ok && owner != base && gateFiles[owner] {
 				seen[id.Name] = true
 				problems = append(problems, base+" uses "+id.Name+" declared in "+owner)
 			}
 			return true
 		}
-		ast.Inspect(f, visit)
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv != nil {
+				// A method's name is not a use of a package-level name.
+				if fn.Type != nil {
+					ast.Inspect(fn.Recv, visit)
+					ast.Inspect(fn.Type, visit)
+				}
+				if fn.Body != nil {
+					ast.Inspect(fn.Body, visit)
+				}
+				continue
+			}
+			ast.Inspect(d, visit)
+		}
 	}
 	return problems
 }
@@ -145,8 +160,23 @@ func gateFileSet(t *testing.T) map[string]bool {
 	return set
 }
 
+// pendingMarkupMove are the problems left until the markup readers leave
+// gates/ for their own package (issue 23): the script reader in a shared
+// file still calls back into markupSafety's file. An entry no longer found
+// fails the test, so the list is emptied when the move lands.
+var pendingMarkupMove = []string{
+	"markupjs.go uses maxMarkupNesting declared in markupsafety.go",
+	"markupjs.go uses unsafeMarkup declared in markupsafety.go",
+}
+
 func TestGateFilesShareOnlySharedFiles(t *testing.T) {
-	require.Empty(t, gateFileProblems("../../gates", gateFileSet(t)))
+	problems := gateFileProblems("../../gates", gateFileSet(t))
+	for _, p := range pendingMarkupMove {
+		i := slices.Index(problems, p)
+		require.GreaterOrEqual(t, i, 0, "%q is fixed: remove it from pendingMarkupMove", p)
+		problems = slices.Delete(problems, i, i+1)
+	}
+	require.Empty(t, problems)
 }
 
 func TestGateFileCheckCanFail(t *testing.T) {
@@ -154,9 +184,17 @@ func TestGateFileCheckCanFail(t *testing.T) {
 	write := func(name, src string) {
 		require.NoError(t, writeFile(filepath.Join(dir, name), "package gates\n"+src))
 	}
-	write("alpha.go", "func alphaHelper() int { return 1 }\n")
+	write("alpha.go", "var alphaFactory = 0\nconst alphaLimit = 3\nfunc alphaHelper() int { return 1 }\n")
 	write("beta.go", "func beta() int { return alphaHelper() + shared() }\n")
-	write("shared.go", "func shared() int { return 2 }\n")
-	require.Equal(t, []string{"beta.go uses alphaHelper declared in alpha.go"},
-		gateFileProblems(dir, map[string]bool{"alpha.go": true, "beta.go": true}))
+	write("shared.go", "func shared() int { return 2 }\nfunc sharedToo() int { return alphaLimit }\n")
+	write("registry.go", "var list = []int{alphaFactory}\nvar limit = alphaLimit\n")
+	write("other.go", "var f = alphaFactory\ntype t struct{}\nfunc (t) alphaHelper() int { return 0 }\n")
+	problems := gateFileProblems(dir, map[string]bool{"alpha.go": true, "beta.go": true})
+	slices.Sort(problems)
+	require.Equal(t, []string{
+		"beta.go uses alphaHelper declared in alpha.go",
+		"other.go uses alphaFactory declared in alpha.go",
+		"registry.go uses alphaLimit declared in alpha.go",
+		"shared.go uses alphaLimit declared in alpha.go",
+	}, problems)
 }
