@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -187,4 +188,51 @@ func TestEveryAuditKeyNeedsARestart(t *testing.T) {
 		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("yaml"), ",")
 		require.Equal(t, []string{"audit." + name}, c.RestartKeys(&old))
 	}
+}
+
+// The blocks whose feature has its own settings type are converted here:
+// durations, seat overrides over the global thresholds, qualified seat
+// keys; audit paths resolved against the config's directory.
+func TestFeatureSettings(t *testing.T) {
+	cfg, err := config.Parse("x.yaml", []byte(`
+upstreams: [{name: a, url: 'http://127.0.0.1:1/'}]
+quarantine: {enabled: true, window: 2m, dwell: 0, thresholds: {price: 3}, seats: [op]}
+seats:
+  s1: {quarantine: {novelty: 0.25}}
+  a/s2: {}
+`))
+	require.NoError(t, err)
+	q := cfg.QuarantineSettings()
+	require.True(t, q.Enabled)
+	require.Equal(t, 2*time.Minute, q.Window)
+	require.Zero(t, q.Dwell)
+	require.Equal(t, time.Hour, q.BaselineWindow, "a key left out takes its default")
+	require.Equal(t, 3.0, q.Thresholds.Price)
+	require.Equal(t, 0.25, q.Overrides["s1"].Novelty)
+	require.Equal(t, 3.0, q.Overrides["s1"].Price, "an override inherits the global thresholds")
+	require.NotContains(t, q.Overrides, "a/s2", "a seat without a quarantine block has no override")
+	require.Equal(t, []string{"a/s2"}, q.Qualified)
+	require.Equal(t, []string{"op"}, q.Operator)
+	require.Empty(t, q.Validate())
+
+	opt, err := cfg.AuditOptions("/etc/bidguard/bidguard.yaml")
+	require.NoError(t, err)
+	require.Empty(t, opt.Path, "audit.path empty: the log is off")
+
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "audit.key"), []byte("0123456789abcdef0123456789abcdef\n"), 0o600))
+	cfg, err = config.Parse("x.yaml", []byte("audit: {path: log/audit.log, keyFile: audit.key, fsyncEvery: 8}\n"))
+	require.NoError(t, err)
+	opt, err = cfg.AuditOptions(filepath.Join(dir, "bidguard.yaml"))
+	require.NoError(t, err)
+	require.Equal(t, filepath.Join(dir, "log", "audit.log"), opt.Path)
+	require.Equal(t, []byte("0123456789abcdef0123456789abcdef"), opt.Key)
+	require.Equal(t, 8, opt.FsyncEvery)
+	require.Equal(t, int64(64<<20), opt.SegmentBytes)
+	require.Equal(t, 65536, opt.Queue)
+
+	cfg.Audit.KeyFile = "missing.key"
+	_, err = cfg.AuditOptions(filepath.Join(dir, "bidguard.yaml"))
+	require.ErrorContains(t, err, "audit.keyFile: ")
+	require.ErrorIs(t, err, os.ErrNotExist)
 }
