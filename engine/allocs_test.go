@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
@@ -15,7 +16,7 @@ import (
 // TestRunPassPathAllocs proves the engine's pass path allocates nothing: the
 // whole embedded default policy over the typical pair, decoding aside.
 func TestRunPassPathAllocs(t *testing.T) {
-	cfg, err := engine.ParseConfig(configs.DefaultName, configs.Default)
+	cfg, err := config.Parse(configs.DefaultName, configs.Default)
 	require.NoError(t, err)
 	snap, err := engine.Compile(cfg, configs.DefaultName, configs.Default, gates.Builtin())
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
@@ -31,7 +32,7 @@ func typicalEval(tb testing.TB) *engine.Eval {
 
 func defaultSnapshot(tb testing.TB) *engine.Snapshot {
 	tb.Helper()
-	cfg, err := engine.ParseConfig(configs.DefaultName, configs.Default)
+	cfg, err := config.Parse(configs.DefaultName, configs.Default)
 	require.NoError(tb, err)
 	snap, err := engine.Compile(cfg, configs.DefaultName, configs.Default, gates.Builtin())
 	require.NoError(tb, err)
@@ -118,7 +119,7 @@ func BenchmarkCheck(b *testing.B) {
 // BenchmarkDefaultPolicyEnforced is the default policy without its warn-mode
 // scanning gates (pii, content): the 10 µs budget.
 func BenchmarkDefaultPolicyEnforced(b *testing.B) {
-	cfg, err := engine.ParseConfig(configs.DefaultName, configs.Default)
+	cfg, err := config.Parse(configs.DefaultName, configs.Default)
 	require.NoError(b, err)
 	kept := cfg.Policy.Gates[:0]
 	for _, g := range cfg.Policy.Gates {

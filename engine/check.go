@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"math"
 	"time"
+
+	"github.com/bidguard/bidguard/config"
 )
 
 // DeadlineFor computes T (ms) and the deadline D for a request that arrived
 // at arrival with the given tmax (DESIGN.md "Deadlines").
-func DeadlineFor(d Deadline, tmax int64, arrival time.Time) (tMs int64, deadline time.Time) {
+func DeadlineFor(d config.Deadline, tmax int64, arrival time.Time) (tMs int64, deadline time.Time) {
 	tMs = tmax
 	if tMs <= 0 {
 		tMs = int64(d.DefaultTmaxMs)

@@ -1,8 +1,7 @@
 // Package engine is bidguard's judging core: the gate contract (Gate and its
-// kinds, Verdict), the configuration model with strict decoding, policy
-// compilation into immutable snapshots, the decode rules for bid requests and
-// responses, and the budgeted run that turns a (request, response) pair into
-// an Outcome.
+// kinds, Verdict), policy compilation of a config.Config into immutable
+// snapshots, the decode rules for bid requests and responses, and the
+// budgeted run that turns a (request, response) pair into an Outcome.
 //
 // Lifetimes: a Snapshot is immutable and shared by every request that took
 // it. An Eval is pooled per-request state (AcquireEval / ReleaseEval); its
@@ -35,6 +34,7 @@
 // strings with numbers, details and the hit lists are built only when a
 // gate fails.
 //
-// The engine knows OpenRTB types, not HTTP. It imports no other bidguard
-// package but pool and jsonraw.
+// The engine knows OpenRTB types, not HTTP (upstream URLs are the config's
+// and rtb's). It imports no other bidguard package but config (the model it
+// compiles) and jsonraw.
 package engine

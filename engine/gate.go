@@ -1,7 +1,5 @@
 package engine
 
-import "go.yaml.in/yaml/v3"
-
 // Kind says how a gate judges the pair and how the engine attributes its hits.
 type Kind uint8
 
@@ -164,13 +162,3 @@ type Factory struct {
 
 // Registry maps factory names to factories.
 type Registry map[string]Factory
-
-// optionsNode is a decoded `options:` block, kept as YAML for strict,
-// line-aware decoding into the factory's options struct.
-type optionsNode = yaml.Node
-
-// hasOptions reports whether an options block was given: present, and not
-// an explicit null (`options:` or `options: ~`).
-func hasOptions(n *optionsNode) bool {
-	return n != nil && n.Kind != 0 && !(n.Kind == yaml.ScalarNode && n.Tag == "!!null")
-}

@@ -4,11 +4,14 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/bidguard/bidguard/config"
 )
 
 // Mode is a gate entry's mode.
@@ -62,7 +65,7 @@ type GateEntry struct {
 	scan        ScanGate
 	deadline    DeadlineGate
 	judgesEmpty bool
-	src         GateConfig // the entry as configured, before seat overrides
+	src         config.GateConfig // the entry as configured, before seat overrides
 }
 
 // Policy is a compiled policy: the default one or a seat's.
@@ -78,7 +81,7 @@ type Policy struct {
 // Snapshot is an immutable compiled configuration. Requests hold the
 // snapshot they took on arrival; reload swaps in a new one atomically.
 type Snapshot struct {
-	Config *Config
+	Config *config.Config
 	// Version is the first 12 hex digits of SHA-256 over the compiled snapshot.
 	Version string
 	// Default is the default policy; Seats the seat policies by key.
@@ -127,7 +130,7 @@ func (s *Snapshot) PolicyFor(upstream, seat string) *Policy {
 // Compile builds a snapshot from a parsed config. name is the config file's
 // path (or a label for the embedded config); data its bytes, hashed into the
 // version. Every error of the compilation is returned together.
-func Compile(cfg *Config, name string, data []byte, reg Registry) (*Snapshot, error) {
+func Compile(cfg *config.Config, name string, data []byte, reg Registry) (*Snapshot, error) {
 	s := &Snapshot{
 		Config:            cfg,
 		Seats:             map[string]*Policy{},
@@ -188,7 +191,7 @@ func Compile(cfg *Config, name string, data []byte, reg Registry) (*Snapshot, er
 		}
 	}
 	if len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errors.Join(errs...)
 	}
 	s.Files = append([]string{name}, cfg.SeatFiles(name)...)
 	s.Files = append(s.Files, files...)
@@ -198,7 +201,7 @@ func Compile(cfg *Config, name string, data []byte, reg Registry) (*Snapshot, er
 
 // checkGateReserve enforces gateReserveMs >= the largest tmaxGuard bufferMs
 // + 1, globally and in every upstream's deadline override.
-func checkGateReserve(name string, cfg *Config, def *Policy) []error {
+func checkGateReserve(name string, cfg *config.Config, def *Policy) []error {
 	buf := -1.0
 	for _, e := range def.Gates {
 		if b, ok := e.Gate.(DeadlineBuffer); ok && e.Mode != Off && b.BufferMs() > buf {
@@ -223,9 +226,9 @@ func checkGateReserve(name string, cfg *Config, def *Policy) []error {
 	return errs
 }
 
-func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConfig, mainDir string, watch func(string)) (*Policy, []error) {
+func compileSeat(reg Registry, cfg *config.Config, def *Policy, key string, sc config.SeatConfig, mainDir string, watch func(string)) (*Policy, []error) {
 	where := fmt.Sprintf("seat %q", key)
-	file := sc.file
+	file := sc.File()
 	p := &Policy{Key: key, Shadow: def.Shadow, FailFast: def.FailFast}
 	switch sc.Action {
 	case "enforce":
@@ -239,8 +242,8 @@ func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConf
 	env := Env{Dir: filepath.Dir(file), InSeat: true, Watch: watch}
 	var errs []error
 	type item struct {
-		gc        GateConfig
-		over      *GateOverride
+		gc        config.GateConfig
+		over      *config.GateOverride
 		path      string
 		inherited bool
 	}
@@ -290,7 +293,7 @@ func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConf
 			continue
 		}
 		if e.Kind == Response || e.Kind == Guard {
-			errs = append(errs, fmt.Errorf("%s:%d: %s: %s is a response gate; it belongs to the default policy only", file, it.gc.line, it.path, it.gc.Gate))
+			errs = append(errs, fmt.Errorf("%s:%d: %s: %s is a response gate; it belongs to the default policy only", file, it.gc.Line(), it.path, it.gc.Gate))
 			continue
 		}
 		p.Gates = append(p.Gates, e)
@@ -302,7 +305,7 @@ func compileSeat(reg Registry, cfg *Config, def *Policy, key string, sc SeatConf
 	return p, nil
 }
 
-func resultName(reg Registry, gc GateConfig) string {
+func resultName(reg Registry, gc config.GateConfig) string {
 	if gc.Name != "" {
 		return gc.Name
 	}
@@ -324,8 +327,8 @@ func checkNames(file, where string, gates []*GateEntry) []error {
 	return errs
 }
 
-func buildEntry(reg Registry, gc GateConfig, over *GateOverride, file, path string, env Env) (*GateEntry, error) {
-	loc := fmt.Sprintf("%s:%d: %s", file, gc.line, path)
+func buildEntry(reg Registry, gc config.GateConfig, over *config.GateOverride, file, path string, env Env) (*GateEntry, error) {
+	loc := fmt.Sprintf("%s:%d: %s", file, gc.Line(), path)
 	f, ok := reg[gc.Gate]
 	if gc.Gate == "" {
 		return nil, fmt.Errorf("%s: gate: missing", loc)
@@ -348,15 +351,15 @@ func buildEntry(reg Registry, gc GateConfig, over *GateOverride, file, path stri
 	var opts any
 	if f.Options != nil {
 		opts = f.Options()
-		if err := decodeOptions(file, &gc.Options, opts); err != nil {
+		if err := config.DecodeOptions(file, &gc.Options, opts); err != nil {
 			return nil, fmt.Errorf("%s: options: %w", loc, err)
 		}
 		if over != nil {
-			if err := decodeOptions(file, &over.Options, opts); err != nil {
+			if err := config.DecodeOptions(file, &over.Options, opts); err != nil {
 				return nil, fmt.Errorf("%s: gateOptions: %w", loc, err)
 			}
 		}
-	} else if hasOptions(&gc.Options) || (over != nil && hasOptions(&over.Options)) {
+	} else if config.HasOptions(&gc.Options) || (over != nil && config.HasOptions(&over.Options)) {
 		return nil, fmt.Errorf("%s: %s takes no options", loc, gc.Gate)
 	}
 	g, err := f.New(opts, env)

@@ -1,6 +1,10 @@
 package engine
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/bidguard/bidguard/config"
+)
 
 // SeatStates tells the quarantine gate which seats are quarantined (DESIGN.md
 // "Anomaly detection and quarantine"). One value is shared by every request:
@@ -31,7 +35,7 @@ type operatorSeats struct {
 // operatorStates returns the SeatStates of cfg's quarantine.seats, or nil
 // when it lists none. Config validation makes every entry with a '/' name an
 // upstream.
-func operatorStates(cfg *Config) SeatStates {
+func operatorStates(cfg *config.Config) SeatStates {
 	if len(cfg.Quarantine.Seats) == 0 {
 		return nil
 	}

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -66,7 +67,7 @@ func CompileRates(m map[string]float64) (*Rates, error) {
 		r.pairs[inv] = pairRate{rate: v, inverse: true}
 	}
 	if len(errs) > 0 {
-		return nil, joinErrors(errs)
+		return nil, errors.Join(errs...)
 	}
 	return r, nil
 }

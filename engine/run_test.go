@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
 	"github.com/stretchr/testify/require"
@@ -13,7 +14,7 @@ import (
 
 func snapshot(t testing.TB, yaml string) *engine.Snapshot {
 	t.Helper()
-	cfg, err := engine.ParseConfig("test.yaml", []byte(yaml))
+	cfg, err := config.Parse("test.yaml", []byte(yaml))
 	require.NoError(t, err)
 	s, err := engine.Compile(cfg, "test.yaml", []byte(yaml), gates.Builtin())
 	require.NoError(t, err)
@@ -22,7 +23,7 @@ func snapshot(t testing.TB, yaml string) *engine.Snapshot {
 
 func compileErr(t *testing.T, yaml string) string {
 	t.Helper()
-	cfg, err := engine.ParseConfig("test.yaml", []byte(yaml))
+	cfg, err := config.Parse("test.yaml", []byte(yaml))
 	if err != nil {
 		return err.Error()
 	}
@@ -302,7 +303,9 @@ func TestSeatNonBid(t *testing.T) {
 	require.Equal(t, 101, out.Ext.SeatNonBid[1].NonBid[0].StatusCode)
 }
 
-func TestConfigErrors(t *testing.T) {
+// TestCompileErrors: the errors only the gate registry can find (the
+// config's own are config.TestConfigErrors).
+func TestCompileErrors(t *testing.T) {
 	f := func(yaml string, msgs ...string) {
 		t.Helper()
 		got := compileErr(t, yaml)
@@ -311,27 +314,18 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 	f("policy:\n  gates: [{gate: nope}]\n", `unknown gate "nope"`)
-	f("polcy: {}\n", `test.yaml:1: unknown key "polcy"`)
-	f("policy:\n  gates:\n    - {gate: impidMatch, opts: {}}\n", `test.yaml:3: unknown key "opts" in a gate entry`)
 	f("policy:\n  gates: [{gate: impidMatch}, {gate: impidMatch}]\n", `two gates have the result name "rtb.impid-match"`)
 	f("policy:\n  gates: [{gate: impidMatch, mode: loud}]\n", `mode: "loud" is not enforce, warn or off`)
-	f("policy:\n  action: block\n  onDeadline: later\n", `policy.action: "block"`, `policy.onDeadline: "later"`)
 	f("policy:\n  gates: [{gate: bidSanity, options: {maxPrice: -1}}, {gate: latency}]\n", "maxPrice must be > 0", "maxMs is required")
 	base := "policy:\n  gates: [{gate: tmaxGuard}, {gate: impidMatch}, {gate: latency, options: {maxMs: 5}}]\nseats:\n"
 	f(base+"  a: {addGates: [{gate: latency, options: {maxMs: 1}}]}\n", `latency is a response gate`)
 	f(base+"  a: {addGates: [{gate: tmaxGuard}]}\n", `tmaxGuard is a response gate`)
 	f(base+"  a: {gateOptions: {rtb.bid-sanity: {mode: warn}}}\n", `gateOptions names "rtb.bid-sanity", which the seat does not inherit`)
 	f(base+"  a: {gateOptions: {latency: {mode: warn}}}\n", `gateOptions names "latency"`)
-	f(base+"  a: {gates: [{gate: impidMatch}]}\n", `gates needs replaceGates: true`)
-	f(base+"  a: {onDeadline: forward, seatNonBid: true, currencyRates: {EUR/USD: 1}}\n",
-		"onDeadline belongs to the default policy only", "seatNonBid belongs", "currencyRates belongs")
-	f(base+"  x/a: {}\n", `no upstream named "x"`)
 	f("policy:\n  currencyRates: {EURUSD: 1, USD/EUR: 0}\n", `"EURUSD" is not BASE/QUOTE`, `"USD/EUR" must be > 0`)
-	f("deadline: {maxTmaxMs: 10}\n", "leaves no bidder budget")
 	f("policy:\n  gates: [{gate: tmaxGuard, options: {bufferMs: 7}}]\n", "deadline.gateReserveMs: 7 must be at least tmaxGuard bufferMs + 1 (8)")
 	f("upstreams: [{name: a, url: 'http://127.0.0.1:1/', deadline: {gateReserveMs: 3}}]\npolicy:\n  gates: [{gate: tmaxGuard}]\n",
 		"upstreams[0].deadline.gateReserveMs: 3 must be at least tmaxGuard bufferMs + 1 (6)")
-	f("upstreams: [{name: a, url: ftp://x}, {name: a, url: 'http://x', path: nope}]\n", `is not an http(s) URL`, `"a" is used twice`, `must start with /`)
 }
 
 func TestValidConfigWithoutGatesWarns(t *testing.T) {

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"testing"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
 	"github.com/stretchr/testify/require"
@@ -40,7 +41,7 @@ func scriptedCheck(t *testing.T, policy, mode string, all bool, script ...script
 	reg["scripted"] = engine.Factory{Name: "scripted", ResultName: "scripted", Kind: engine.Scan,
 		New: func(any, engine.Env) (engine.Gate, error) { return &scripted{script: script}, nil }}
 	yaml := "policy:\n" + policy + "  gates:\n    - gate: scripted\n      mode: " + mode + "\n"
-	cfg, err := engine.ParseConfig("test.yaml", []byte(yaml))
+	cfg, err := config.Parse("test.yaml", []byte(yaml))
 	require.NoError(t, err)
 	snap, err := engine.Compile(cfg, "test.yaml", []byte(yaml), reg)
 	require.NoError(t, err)

@@ -27,6 +27,7 @@ package engine
 // twice. Its positions are token indexes.
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -85,7 +86,8 @@ func (e *typeError) Error() string {
 // within adds a path segment (a field name, or "[i]") as the error bubbles
 // up.
 func within(err error, seg string) error {
-	if te, ok := err.(*typeError); ok {
+	var te *typeError
+	if errors.As(err, &te) {
 		te.path = append(te.path, seg)
 	}
 	return err

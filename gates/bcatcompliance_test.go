@@ -3,6 +3,7 @@ package gates
 import (
 	"testing"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -96,7 +97,7 @@ func BenchmarkBcatCompliance(b *testing.B) {
 // taxonomy is a per-bid skip counted with why="taxonomy".
 func TestBcatComplianceCountsTaxonomySkips(t *testing.T) {
 	const cfg = "policy:\n  gates:\n    - gate: bcatCompliance\n"
-	c, err := engine.ParseConfig("bidguard.yaml", []byte(cfg))
+	c, err := config.Parse("bidguard.yaml", []byte(cfg))
 	require.NoError(t, err)
 	snap, err := engine.Compile(c, "bidguard.yaml", []byte(cfg), Builtin())
 	require.NoError(t, err)

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/stretchr/testify/require"
@@ -26,7 +27,7 @@ import (
 // pass creativeSize: the simple-banner imp offers exactly one size.)
 // markupSafety passes every sample's markup.
 func TestPublicSamplesUnderDefaultPolicy(t *testing.T) {
-	cfg, err := engine.ParseConfig(configs.DefaultName, configs.Default)
+	cfg, err := config.Parse(configs.DefaultName, configs.Default)
 	require.NoError(t, err)
 	snap, err := engine.Compile(cfg, configs.DefaultName, configs.Default, Builtin())
 	require.NoError(t, err)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -63,7 +64,7 @@ func goldenSnapshot(t *testing.T, factory string, c goldenCase) *engine.Snapshot
 		}
 	}
 	dir := filepath.Join("testdata", factory)
-	cfg, err := engine.ParseConfig(filepath.Join(dir, "bidguard.yaml"), []byte(cfgText))
+	cfg, err := config.Parse(filepath.Join(dir, "bidguard.yaml"), []byte(cfgText))
 	require.NoError(t, err)
 	snap, err := engine.Compile(cfg, filepath.Join(dir, "bidguard.yaml"), []byte(cfgText), Builtin())
 	require.NoError(t, err)

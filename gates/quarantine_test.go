@@ -3,6 +3,7 @@ package gates
 import (
 	"testing"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -62,7 +63,7 @@ func TestQuarantine(t *testing.T) {
 // The gate is in the default policy, last, and skips there until a seat is
 // quarantined.
 func TestQuarantineIsLastInTheDefaultPolicy(t *testing.T) {
-	cfg, err := engine.ParseConfig("x.yaml", []byte("{}"))
+	cfg, err := config.Parse("x.yaml", []byte("{}"))
 	require.NoError(t, err)
 	snap, err := engine.Compile(cfg, "x.yaml", []byte("{}"), Builtin())
 	require.NoError(t, err)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/prebid/openrtb/v20/adcom1"
 	"github.com/prebid/openrtb/v20/openrtb2"
@@ -175,7 +176,7 @@ func TestSeatPolicyConfigErrors(t *testing.T) {
 func TestSeatFileExample(t *testing.T) {
 	name := filepath.Join("..", "configs", "test.yaml")
 	text := []byte("seatsDir: seats/\npolicy:\n  gates:\n    - gate: impidMatch\n")
-	cfg, err := engine.ParseConfig(name, text)
+	cfg, err := config.Parse(name, text)
 	require.NoError(t, err)
 	snap, err := engine.Compile(cfg, name, text, Builtin())
 	require.NoError(t, err)

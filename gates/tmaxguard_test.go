@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -40,7 +41,7 @@ func TestTmaxGuardOptions(t *testing.T) {
 
 func TestTmaxGuardRejectsWarnMode(t *testing.T) {
 	text := "policy:\n  gates:\n    - {gate: tmaxGuard, mode: warn}\n"
-	cfg, err := engine.ParseConfig("t.yaml", []byte(text))
+	cfg, err := config.Parse("t.yaml", []byte(text))
 	require.NoError(t, err)
 	_, err = engine.Compile(cfg, "t.yaml", []byte(text), Builtin())
 	require.ErrorContains(t, err, "tmaxGuard accepts only enforce and off")

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +32,7 @@ func buildGate(tb testing.TB, factory, options string) (engine.Gate, error) {
 	if options != "" {
 		text += "      options: " + options + "\n"
 	}
-	cfg, err := engine.ParseConfig("test.yaml", []byte(text))
+	cfg, err := config.Parse("test.yaml", []byte(text))
 	require.NoError(tb, err)
 	snap, err := engine.Compile(cfg, "test.yaml", []byte(text), Builtin())
 	if err != nil {

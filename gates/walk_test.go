@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/stretchr/testify/require"
 )
@@ -47,7 +48,7 @@ func probeCheckAll(t *testing.T, config, request, response string) (*engine.Repo
 	return probeRun(t, config, request, response, true)
 }
 
-func probeRun(t *testing.T, config, request, response string, all bool) (*engine.Report, []string) {
+func probeRun(t *testing.T, text, request, response string, all bool) (*engine.Report, []string) {
 	t.Helper()
 	var seen []string
 	reg := Builtin()
@@ -60,9 +61,9 @@ func probeRun(t *testing.T, config, request, response string, all bool) (*engine
 			return &probe{limit: lim, seen: &seen}, err
 		},
 	}
-	cfg, err := engine.ParseConfig("test.yaml", []byte(config))
+	cfg, err := config.Parse("test.yaml", []byte(text))
 	require.NoError(t, err)
-	snap, err := engine.Compile(cfg, "test.yaml", []byte(config), reg)
+	snap, err := engine.Compile(cfg, "test.yaml", []byte(text), reg)
 	require.NoError(t, err)
 	rep, ev, err := engine.Check(snap, []byte(request), []byte(response), engine.CheckOptions{LatencyMs: -1, All: all})
 	require.NoError(t, err)
@@ -279,7 +280,7 @@ func (s *fakeScope) Overrun(i int, v engine.Verdict) { s.Hit(i, v) }
 func buildGateEnv(tb testing.TB, f engine.Factory, options string, env engine.Env) (engine.Gate, error) {
 	tb.Helper()
 	cfg := "policy:\n  gates:\n    - gate: " + f.Name + "\n      options: {" + options + "}\n"
-	c, err := engine.ParseConfig(filepath.Join(env.Dir, "test.yaml"), []byte(cfg))
+	c, err := config.Parse(filepath.Join(env.Dir, "test.yaml"), []byte(cfg))
 	require.NoError(tb, err)
 	reg := engine.Registry{f.Name: {Name: f.Name, ResultName: f.ResultName, Kind: f.Kind, Options: f.Options,
 		New: func(opts any, e engine.Env) (engine.Gate, error) {

@@ -214,8 +214,8 @@ func (d *Detector) Seat(upstream, seat string) *Seat {
 // the windows (baselines stay). The first Update logs that the detector
 // starts clean.
 func (d *Detector) Update(set Settings) error {
-	if err := set.validate(); err != nil {
-		return err
+	if errs := set.Validate(); len(errs) > 0 {
+		return errors.Join(errs...)
 	}
 	c := &compiled{enabled: set.Enabled, qualified: map[uint64]bool{}, operator: map[uint64]bool{}}
 	for _, k := range set.Qualified {

@@ -1,7 +1,8 @@
 // Package quarantine is bidguard's anomaly detector and seat quarantine
 // state machine (DESIGN.md "Anomaly detection and quarantine"). It imports
-// only the standard library and no bidguard package: cmd/bidguard turns the
-// config into Settings, feeds it judged bids, hands Detector to the engine
+// only the standard library and no bidguard package: package config turns
+// the config into Settings (and reports what Settings.Validate refuses at
+// every load), cmd/bidguard feeds it judged bids, hands Detector to the engine
 // as the quarantine gate's engine.SeatStates, serves its admin Handler and
 // turns its Events into audit records and metrics.
 //

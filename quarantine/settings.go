@@ -3,6 +3,8 @@ package quarantine
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 )
@@ -67,26 +69,25 @@ func (t *Thresholds) of(s Signal) float64 {
 	return t.Velocity
 }
 
-func (t Thresholds) validate(path string) []error {
+// Validate returns every threshold out of its range, each error naming its
+// key under path ("quarantine.thresholds", `seat "a": quarantine`).
+func (t Thresholds) Validate(path string) []error {
 	var errs []error
 	if !(t.Rejections > 0 && t.Rejections <= 1) {
-		errs = append(errs, fmt.Errorf("%srejections: %v is not in (0, 1]", path, t.Rejections))
+		errs = append(errs, fmt.Errorf("%s.rejections: must be in (0, 1]", path))
 	}
 	if !(t.Novelty > 0 && t.Novelty <= 1) {
-		errs = append(errs, fmt.Errorf("%snovelty: %v is not in (0, 1]", path, t.Novelty))
+		errs = append(errs, fmt.Errorf("%s.novelty: must be in (0, 1]", path))
 	}
-	if !(t.Price > 0) {
-		errs = append(errs, fmt.Errorf("%sprice: %v is not > 0", path, t.Price))
-	}
-	if !(t.Velocity > 0) {
-		errs = append(errs, fmt.Errorf("%svelocity: %v is not > 0", path, t.Velocity))
+	if !(t.Price > 0) || !(t.Velocity > 0) {
+		errs = append(errs, fmt.Errorf("%s: price and velocity must be > 0", path))
 	}
 	return errs
 }
 
-// Settings are the detector's configuration (the quarantine block of the
-// config, converted by cmd/bidguard). Update applies a new value at any
-// time.
+// Settings are the detector's configuration: the quarantine block of the
+// config with each seat's overrides applied (config.Config.QuarantineSettings
+// converts it). Update applies a new value at any time.
 type Settings struct {
 	// Enabled runs the detector; false keeps only the operator seats.
 	Enabled bool
@@ -126,7 +127,11 @@ type Settings struct {
 // sub is the length of a window's sub-bucket (at least 1ns).
 func (s *Settings) sub() time.Duration { return max(s.Window/ringSize, 1) }
 
-func (s *Settings) validate() error {
+// Validate returns every invalid setting, each error naming its key as the
+// config file spells it ("quarantine.window: must be > 0"); none when s is
+// valid. It is the one check of these values: config validation reports
+// its errors at every load, and Update refuses settings it rejects.
+func (s *Settings) Validate() []error {
 	var errs []error
 	for _, d := range []struct {
 		name string
@@ -134,19 +139,22 @@ func (s *Settings) validate() error {
 		zero bool
 	}{{"window", s.Window, false}, {"baselineWindow", s.BaselineWindow, false}, {"dwell", s.Dwell, true},
 		{"ttl", s.TTL, false}, {"calm", s.Calm, true}} {
-		if d.v < 0 || (d.v == 0 && !d.zero) {
-			errs = append(errs, fmt.Errorf("quarantine.%s: %v is not > 0", d.name, d.v))
+		switch {
+		case d.v < 0 && d.zero:
+			errs = append(errs, fmt.Errorf("quarantine.%s: must not be negative", d.name))
+		case d.v <= 0 && !d.zero:
+			errs = append(errs, fmt.Errorf("quarantine.%s: must be > 0", d.name))
 		}
 	}
 	if s.MinSamples <= 0 {
-		errs = append(errs, fmt.Errorf("quarantine.minSamples: %d is not > 0", s.MinSamples))
+		errs = append(errs, errors.New("quarantine.minSamples: must be > 0"))
 	}
 	if !(s.MaxShare > 0 && s.MaxShare <= 1) {
-		errs = append(errs, fmt.Errorf("quarantine.maxShare: %v is not in (0, 1]", s.MaxShare))
+		errs = append(errs, errors.New("quarantine.maxShare: must be in (0, 1]"))
 	}
-	errs = append(errs, s.Thresholds.validate("quarantine.thresholds.")...)
-	for k, t := range s.Overrides {
-		errs = append(errs, t.validate(fmt.Sprintf("seat %q: quarantine.", k))...)
+	errs = append(errs, s.Thresholds.Validate("quarantine.thresholds")...)
+	for _, k := range slices.Sorted(maps.Keys(s.Overrides)) {
+		errs = append(errs, s.Overrides[k].Validate(fmt.Sprintf("seat %q: quarantine", k))...)
 	}
 	for _, o := range s.Operator {
 		if o == "" {
@@ -158,5 +166,5 @@ func (s *Settings) validate() error {
 			errs = append(errs, fmt.Errorf("qualified seat key %q has no '/'", q))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
 }

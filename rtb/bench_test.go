@@ -10,6 +10,7 @@ import (
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttputil"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 )
@@ -63,7 +64,7 @@ const benchBidderURL = "http://bidder.invalid/bid"
 // /bid routes to the in-memory bidder (as serve --upstream does).
 func defaultPolicy(tb testing.TB) *engine.Snapshot {
 	snap := compile(tb, string(configs.Default), nil)
-	snap.Config.Upstreams = []engine.Upstream{{Name: "dsp", URL: benchBidderURL, Path: "/bid"}}
+	snap.Config.Upstreams = []config.Upstream{{Name: "dsp", URL: benchBidderURL, Path: "/bid"}}
 	return snap
 }
 

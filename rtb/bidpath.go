@@ -227,7 +227,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		var err error
 		c.inBuf.B, err = gunzip(c.inBuf.B[:0], body, lim.MaxRequestBytes)
 		switch {
-		case err == errTooLarge:
+		case errors.Is(err, errTooLarge):
 			tooLarge(ctx, up.m, lim.MaxRequestBytes)
 			return
 		case err != nil:
@@ -299,7 +299,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		c.respBuf = pool.AcquireBuffer()
 		c.respBuf.B, err = gunzip(c.respBuf.B[:0], rbody, lim.MaxResponseBytes)
 		switch {
-		case err == errTooLarge:
+		case errors.Is(err, errTooLarge):
 			upstreamFailed(ctx, up, kindTooLarge)
 			return
 		case err != nil:

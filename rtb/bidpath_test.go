@@ -3,6 +3,7 @@ package rtb
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -146,7 +147,7 @@ func requireUniqueKeys(t *testing.T, doc []byte) {
 	var stack []*frame
 	for {
 		tok, err := dec.Token()
-		if err == io.EOF {
+		if errors.Is(err, io.EOF) {
 			return
 		}
 		require.NoError(t, err)

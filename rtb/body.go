@@ -118,7 +118,7 @@ func gunzip(dst, src []byte, limit int) ([]byte, error) {
 		if len(dst)-base > limit {
 			return dst, errTooLarge
 		}
-		if rerr == io.EOF {
+		if errors.Is(rerr, io.EOF) {
 			return dst, nil
 		}
 		if rerr != nil {

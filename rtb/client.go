@@ -14,7 +14,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 
-	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/config"
 )
 
 // clientKey identifies a connection pool: upstreams with equal keys share
@@ -415,7 +415,7 @@ type pools struct {
 }
 
 // get returns the pool for a target under limits, creating it on first use.
-func (ps *pools) get(t engine.UpstreamTarget, idle time.Duration, lim engine.Limits) *hostPool {
+func (ps *pools) get(t config.UpstreamTarget, idle time.Duration, lim config.Limits) *hostPool {
 	k := clientKey{addr: t.Addr, tls: t.TLS, maxConns: max(lim.MaxInFlight, 1), idleTimeout: idle}
 	if t.TLS {
 		k.serverName = t.ServerName

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
@@ -51,7 +52,7 @@ func manyBids(t testing.TB, n int) []byte {
 
 func defaultSnapshot(t testing.TB) *engine.Snapshot {
 	t.Helper()
-	cfg, err := engine.ParseConfig(configs.DefaultName, configs.Default)
+	cfg, err := config.Parse(configs.DefaultName, configs.Default)
 	require.NoError(t, err)
 	snap, err := engine.Compile(cfg, configs.DefaultName, configs.Default, gates.Builtin())
 	require.NoError(t, err)

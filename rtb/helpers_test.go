@@ -21,6 +21,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
 )
@@ -43,7 +44,7 @@ func compile(t testing.TB, yaml string, reg engine.Registry) *engine.Snapshot {
 	if reg == nil {
 		reg = gates.Builtin()
 	}
-	cfg, err := engine.ParseConfig("test.yaml", []byte(yaml))
+	cfg, err := config.Parse("test.yaml", []byte(yaml))
 	require.NoError(t, err)
 	snap, err := engine.Compile(cfg, "test.yaml", []byte(yaml), reg)
 	require.NoError(t, err)

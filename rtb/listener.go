@@ -334,7 +334,7 @@ func (c *exchangeConn) recv(fd uintptr) bool {
 	}
 	for {
 		n, err := syscall.Read(int(fd), c.buf[1:])
-		if err == syscall.EINTR {
+		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
 		if n > 0 { // EAGAIN, EOF or an error: the next read sees it

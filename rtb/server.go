@@ -17,6 +17,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 	"github.com/valyala/fasthttp/pprofhandler"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/pool"
 )
@@ -108,7 +109,7 @@ type state struct {
 	snap    *engine.Snapshot
 	version []byte
 	routes  map[string]*upstream
-	limits  engine.Limits
+	limits  config.Limits
 	m       *snapMeters
 }
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/config"
 )
 
 // upstream is one configured bidder as a snapshot sees it. Routes of
@@ -12,7 +12,7 @@ import (
 type upstream struct {
 	name     string
 	path     string // the exchange-facing path routed to it
-	deadline engine.Deadline
+	deadline config.Deadline
 	// prefix is the request head up to the per-request headers: request
 	// line, Host, User-Agent and, with acceptEncoding: gzip, Accept-Encoding.
 	prefix      []byte
@@ -23,8 +23,8 @@ type upstream struct {
 
 // newUpstream builds the upstream u of a snapshot with config cfg, taking
 // its pool from ps.
-func newUpstream(u engine.Upstream, cfg *engine.Config, ua []byte, ps *pools, m *upstreamMeters) (*upstream, error) {
-	t, err := engine.ParseUpstreamURL(u.URL)
+func newUpstream(u config.Upstream, cfg *config.Config, ua []byte, ps *pools, m *upstreamMeters) (*upstream, error) {
+	t, err := config.ParseUpstreamURL(u.URL)
 	if err != nil {
 		return nil, fmt.Errorf("upstream %q: url: %w", u.Name, err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 
 	"github.com/bidguard/bidguard/audit"
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 )
 
@@ -37,28 +38,16 @@ func auditMeters(set *metrics.Set) audit.Meters {
 		Panics: set.GetOrCreateCounter(`bidguard_panics_total{where="audit"}`)}
 }
 
-// openAudit opens the audit log a config names, or returns nil when
-// audit.path is "". Relative paths (path, keyFile) resolve against the
-// config file's directory, as every path a config names does.
-func openAudit(cfgPath string, a engine.Audit, m audit.Meters, log *slog.Logger, wait bool, headEvery time.Duration) (*audit.Log, error) {
-	if a.Path == "" {
-		return nil, nil
+// openAudit opens the audit log cfg names (relative paths resolve against
+// cfgPath's directory, as every path a config names does), or returns nil
+// when audit.path is "".
+func openAudit(cfgPath string, cfg *config.Config, m audit.Meters, log *slog.Logger, wait bool, headEvery time.Duration) (*audit.Log, error) {
+	opt, err := cfg.AuditOptions(cfgPath)
+	if err != nil || opt.Path == "" {
+		return nil, err
 	}
-	resolve := func(p string) string {
-		if filepath.IsAbs(p) || cfgPath == "" {
-			return p
-		}
-		return filepath.Join(filepath.Dir(cfgPath), p)
-	}
-	var key []byte
-	if a.KeyFile != "" {
-		var err error
-		if key, err = audit.ReadKeyFile(resolve(a.KeyFile)); err != nil {
-			return nil, fmt.Errorf("audit.keyFile: %w", err)
-		}
-	}
-	return audit.Open(audit.Options{Path: resolve(a.Path), Key: key, FsyncEvery: a.FsyncEvery, SegmentBytes: a.SegmentBytes,
-		Queue: a.Queue, Wait: wait, HeadEvery: headEvery, Meters: m, Logger: log})
+	opt.Wait, opt.HeadEvery, opt.Meters, opt.Logger = wait, headEvery, m, log
+	return audit.Open(opt)
 }
 
 // auditor is serve's rtb.Options.Audit: it hands the hits of a judged
@@ -219,12 +208,12 @@ func printSummary(w io.Writer, s audit.Summary) {
 // fsync and segment settings. It waits for another process holding the
 // log.
 func checkAudit(path, cfgPath string, snap *engine.Snapshot, ev *engine.Eval) error {
-	a := snap.Config.Audit
+	cfg := *snap.Config
 	var err error
-	if a.Path, err = filepath.Abs(path); err != nil { // --audit is relative to the working directory
+	if cfg.Audit.Path, err = filepath.Abs(path); err != nil { // --audit is relative to the working directory
 		return err
 	}
-	l, err := openAudit(cfgPath, a, audit.Meters{}, slog.New(slog.DiscardHandler), true, 0)
+	l, err := openAudit(cfgPath, &cfg, audit.Meters{}, slog.New(slog.DiscardHandler), true, 0)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/valyala/fasthttp/fasthttputil"
 
 	"github.com/bidguard/bidguard/audit"
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/rtb"
 )
@@ -72,7 +73,7 @@ func auditBenchPath(b *testing.B, response []byte, on bool) (post func(*fasthttp
 	if err != nil {
 		b.Fatal(err)
 	}
-	snap.Config.Upstreams = []engine.Upstream{{Name: "default", URL: "http://bidder.invalid/bid", Path: "/"}}
+	snap.Config.Upstreams = []config.Upstream{{Name: "default", URL: "http://bidder.invalid/bid", Path: "/"}}
 	var h engine.Holder
 	h.Store(snap)
 	var aud auditor

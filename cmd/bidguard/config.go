@@ -5,10 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"runtime"
 	"strings"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 )
@@ -17,16 +17,18 @@ import (
 // default config.
 func loadSnapshot(path string) (*engine.Snapshot, error) {
 	var (
-		cfg  *engine.Config
+		cfg  *config.Config
 		data []byte
 		err  error
 		name = path
 	)
 	if path == "" {
 		name, data = configs.DefaultName, configs.Default
-		cfg, err = engine.ParseConfig(name, data)
+		cfg, err = config.Parse(name, data)
 	} else {
-		cfg, data, err = engine.LoadConfigFile(path)
+		if cfg, data, err = config.LoadFile(path); err != nil && data == nil {
+			err = unreadable{err}
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -34,10 +36,17 @@ func loadSnapshot(path string) (*engine.Snapshot, error) {
 	return engine.Compile(cfg, name, data, registry())
 }
 
-// isUnreadable reports whether err is about reading the file rather than its content.
+// unreadable marks an error reading the config file itself rather than
+// its content (the seat files and the files gate options name are content).
+type unreadable struct{ error }
+
+func (u unreadable) Unwrap() error { return u.error }
+
+// isUnreadable reports whether err is about reading the config file rather
+// than its content.
 func isUnreadable(err error) bool {
-	_, ok := err.(*fs.PathError)
-	return ok
+	var u unreadable
+	return errors.As(err, &u)
 }
 
 func newFlags(name string) *flag.FlagSet {

@@ -15,24 +15,28 @@ import (
 
 const module = "github.com/bidguard/bidguard"
 
-// allowed is DESIGN.md's dependency direction: cmd → rtb → engine → pool,
-// gates → engine, cmd → gates; engine, rtb and gates may import the leaf
-// jsonraw, and read the embedded default policy from the leaf configs.
-// loadtest and faults import no bidguard package; audit and quarantine are
-// leaves only cmd imports (rtb reaches them through rtb.Options hooks, the
-// quarantine gate through engine.SeatStates).
+// allowed is the dependency direction, as each package's whole closure
+// (go list -deps): cmd → rtb → engine → config, gates → engine, cmd →
+// gates, rtb → pool; engine, rtb and gates may import the leaf jsonraw.
+// config is the one home of the configuration: it reads the embedded
+// default policy from the leaf configs and converts its blocks into the
+// settings of audit and quarantine, leaves that only config and cmd import
+// (rtb reaches them through rtb.Options hooks, the quarantine gate through
+// engine.SeatStates), so they are in the closure of whatever imports
+// config. loadtest and faults import no bidguard package.
 var allowed = map[string][]string{
 	"audit":      {"jsonraw"},
 	"quarantine": {},
-	"engine":     {"pool", "jsonraw", "configs"},
-	"gates":      {"engine", "pool", "jsonraw", "configs"},
+	"config":     {"audit", "quarantine", "configs", "jsonraw"},
+	"engine":     {"config", "pool", "jsonraw", "configs", "audit", "quarantine"},
+	"gates":      {"engine", "config", "pool", "jsonraw", "configs", "audit", "quarantine"},
 	"pool":       {},
 	"jsonraw":    {},
-	"rtb":        {"engine", "pool", "jsonraw", "configs"},
+	"rtb":        {"engine", "config", "pool", "jsonraw", "configs", "audit", "quarantine"},
 	"configs":    {},
 	"loadtest":   {},
 	"faults":     {},
-	"bench":      {"engine", "gates", "pool", "rtb", "configs", "jsonraw"},
+	"bench":      {"engine", "config", "gates", "pool", "rtb", "configs", "jsonraw", "audit", "quarantine"},
 }
 
 // stdlibOnly are the leaf packages that import nothing outside the
@@ -51,7 +55,20 @@ func TestDependencyDirection(t *testing.T) {
 			require.Contains(t, ok, name, "%s must not import %s", pkg, name)
 		}
 	}
-	out, err := exec.Command("go", "list", "-deps", module+"/engine", module+"/gates", module+"/pool").CombinedOutput()
+	// audit and quarantine are in engine's closure only through config:
+	// no package but config and cmd imports them itself.
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...").CombinedOutput()
+	require.NoError(t, err, string(out))
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		if pkg == module+"/config" || pkg == module+"/cmd/bidguard" {
+			continue
+		}
+		for _, leaf := range []string{"audit", "quarantine"} {
+			require.NotContains(t, strings.Fields(imports), module+"/"+leaf, "%s must not import %s (config converts its settings)", pkg, leaf)
+		}
+	}
+	out, err = exec.Command("go", "list", "-deps", module+"/engine", module+"/gates", module+"/pool").CombinedOutput()
 	require.NoError(t, err)
 	require.NotContains(t, string(out), "fasthttp", "only rtb (and bench) may import fasthttp")
 	for _, pkg := range stdlibOnly {

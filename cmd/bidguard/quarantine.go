@@ -14,7 +14,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/VictoriaMetrics/metrics"
@@ -73,28 +72,11 @@ func (q *quarantineWiring) update(snap *engine.Snapshot) error {
 	return q.d.Update(quarantineSettings(snap))
 }
 
-// quarantineSettings converts a snapshot's config: the quarantine block,
-// each seat's threshold overrides (over the global thresholds), and the
-// "<upstream>/<seat>" seat keys, under which those seats are tracked apart.
+// quarantineSettings are the detector settings of a snapshot's config,
+// stamped with its version.
 func quarantineSettings(snap *engine.Snapshot) quarantine.Settings {
-	c := snap.Config.Quarantine
-	th := func(t engine.QuarantineThresholds) quarantine.Thresholds {
-		return quarantine.Thresholds{Rejections: t.Rejections, Price: t.Price, Novelty: t.Novelty, Velocity: t.Velocity}
-	}
-	s := quarantine.Settings{
-		Enabled: c.Enabled, Window: time.Duration(c.Window.D), BaselineWindow: time.Duration(c.BaselineWindow.D),
-		Dwell: time.Duration(c.Dwell.D), TTL: time.Duration(c.TTL.D), Calm: time.Duration(c.Calm.D),
-		MinSamples: c.MinSamples, MaxShare: c.MaxShare, Thresholds: th(c.Thresholds),
-		Overrides: map[string]quarantine.Thresholds{}, Operator: c.Seats, Version: snap.Version,
-	}
-	for key, seat := range snap.Config.Seats {
-		if seat.Quarantine != nil {
-			s.Overrides[key] = th(seat.Quarantine.Apply(c.Thresholds))
-		}
-		if strings.Contains(key, "/") {
-			s.Qualified = append(s.Qualified, key)
-		}
-	}
+	s := snap.Config.QuarantineSettings()
+	s.Version = snap.Version
 	return s
 }
 

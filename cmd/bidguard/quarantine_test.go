@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
 	"github.com/bidguard/bidguard/quarantine"
@@ -145,7 +146,7 @@ func TestQuarantineEndToEnd(t *testing.T) {
 	srv, err := rtb.New(&holder, rtb.Options{Version: "test", Logger: log, Judged: quar.judged, Quarantine: quar.handler()})
 	require.NoError(t, err)
 	quar.register(srv.Metrics())
-	aud, err := openAudit(path, snap.Config.Audit, auditMeters(srv.Metrics()), log, false, 0)
+	aud, err := openAudit(path, snap.Config, auditMeters(srv.Metrics()), log, false, 0)
 	require.NoError(t, err)
 	quar.audit = aud
 	require.NoError(t, quar.update(snap))
@@ -260,7 +261,7 @@ func TestJudgedRejections(t *testing.T) {
 			// quarantine first: with seat b listed, it removes both of b's
 			// bids, and failFast skips impidMatch for them.
 			cfgText := tc.config + "policy:\n  gates: [{gate: quarantine}, {gate: impidMatch}]\n"
-			cfg, err := engine.ParseConfig("x.yaml", []byte(cfgText))
+			cfg, err := config.Parse("x.yaml", []byte(cfgText))
 			require.NoError(t, err)
 			snap, err := engine.Compile(cfg, "x.yaml", []byte(cfgText), gates.Builtin())
 			require.NoError(t, err)
@@ -308,7 +309,7 @@ func TestQuarantineSettings(t *testing.T) {
 	text := "upstreams: [{name: dsp-a, url: 'http://127.0.0.1:1/'}]\n" +
 		"quarantine: {enabled: true, window: 2m, dwell: 0s, seats: [x, dsp-a/y], thresholds: {price: 4}}\n" +
 		"seats:\n  s1: {quarantine: {price: 20}}\n  dsp-a/s2: {quarantine: {novelty: 1}}\n  s3: {failFast: false}\n"
-	cfg, err := engine.ParseConfig("x.yaml", []byte(text))
+	cfg, err := config.Parse("x.yaml", []byte(text))
 	require.NoError(t, err)
 	snap, err := engine.Compile(cfg, "x.yaml", []byte(text), gates.Builtin())
 	require.NoError(t, err)
@@ -335,7 +336,7 @@ func TestQuarantineToken(t *testing.T) {
 	dir := t.TempDir()
 	mk := func(tokenFile string) *quarantineWiring {
 		text := "admin: {tokenFile: '" + tokenFile + "'}\n"
-		cfg, err := engine.ParseConfig("x.yaml", []byte(text))
+		cfg, err := config.Parse("x.yaml", []byte(text))
 		require.NoError(t, err)
 		snap, err := engine.Compile(cfg, "x.yaml", []byte(text), gates.Builtin())
 		require.NoError(t, err)
@@ -414,7 +415,7 @@ func TestServeQuarantine(t *testing.T) {
 // response with a rejection and a warning.
 func judgedFixture(tb testing.TB) (*quarantineWiring, *engine.Snapshot, *engine.Eval) {
 	text := "quarantine: {enabled: true}\npolicy:\n  gates: [{gate: impidMatch}, {gate: bidSanity, mode: warn, options: {maxPrice: 1}}, {gate: quarantine}]\n"
-	cfg, err := engine.ParseConfig("x.yaml", []byte(text))
+	cfg, err := config.Parse("x.yaml", []byte(text))
 	require.NoError(tb, err)
 	snap, err := engine.Compile(cfg, "x.yaml", []byte(text), gates.Builtin())
 	require.NoError(tb, err)

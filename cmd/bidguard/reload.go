@@ -19,7 +19,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strings"
 	"syscall"
@@ -163,9 +162,8 @@ func (r *reloader) check(trigger string, force bool) {
 	log := r.log.With("trigger", trigger, "changed", changed)
 	if force && len(diffStates(r.loaded, cur)) == 0 {
 		// Every file is as the snapshot in use read it: a new load would
-		// compile the same policies. Not comparing versions: Version is not
-		// stable across loads of the same bytes while gate options hold
-		// pointers (they are hashed with %+v).
+		// compile the same policies to the same Version (it hashes these
+		// files and the options decoded from them), so none is made.
 		r.m.count(reloadSuccess)
 		log.Info("config reloaded: unchanged", "config", r.holder.Load().Version)
 		return
@@ -182,7 +180,7 @@ func (r *reloader) reload(log *slog.Logger, trigger string) {
 		log.Error("config reload failed; the old config stays", "config", old.Version, "error", err)
 		return
 	}
-	if keys := restartKeys(old.Config, snap.Config); len(keys) > 0 {
+	if keys := snap.Config.RestartKeys(old.Config); len(keys) > 0 {
 		r.m.count(reloadRestartRequired)
 		log.Warn("config reload refused: these keys take effect only on restart; the old config stays",
 			"keys", keys, "config", old.Version)
@@ -299,25 +297,4 @@ func diffStates(before, after map[string]fileState) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// restartKeys lists the keys whose change needs a restart: listen,
-// adminListen and every audit.* key (the listeners are bound and the audit
-// chain is open).
-func restartKeys(old, cfg *engine.Config) []string {
-	var keys []string
-	if old.Listen != cfg.Listen {
-		keys = append(keys, "listen")
-	}
-	if old.AdminListen != cfg.AdminListen {
-		keys = append(keys, "adminListen")
-	}
-	a, b := reflect.ValueOf(old.Audit), reflect.ValueOf(cfg.Audit)
-	for i := range a.NumField() {
-		if !reflect.DeepEqual(a.Field(i).Interface(), b.Field(i).Interface()) {
-			name, _, _ := strings.Cut(a.Type().Field(i).Tag.Get("yaml"), ",")
-			keys = append(keys, "audit."+name)
-		}
-	}
-	return keys
 }

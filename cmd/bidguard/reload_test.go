@@ -12,6 +12,7 @@ import (
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
 )
@@ -89,7 +90,7 @@ func newReloadFixture(t *testing.T) *reloadFixture {
 	fx := &reloadFixture{t: t, dir: dir, set: metrics.NewSet(), logs: &syncBuffer{}}
 	path := filepath.Join(dir, "bidguard.yaml")
 	load := func() (*engine.Snapshot, error) {
-		cfg, data, err := engine.LoadConfigFile(path)
+		cfg, data, err := config.LoadFile(path)
 		if err != nil {
 			return nil, err
 		}
@@ -199,7 +200,7 @@ func TestReloaderHalfWritten(t *testing.T) {
 	v := fx.holder.Load().Version
 	full := fixtureYAML("1")
 	half := full[:strings.Index(full, "    - {gate: listFile")] // valid: policy with impidMatch only
-	_, err := engine.ParseConfig(fx.path("half.yaml"), []byte(half))
+	_, err := config.Parse(fx.path("half.yaml"), []byte(half))
 	require.NoError(t, err, "the prefix is a valid config")
 
 	// Written in place in two halves, each seen by one poll.
@@ -243,25 +244,6 @@ func TestReloaderRestartRequired(t *testing.T) {
 	f("adminListen: 127.0.0.1:0", "adminListen: 127.0.0.1:1", [4]float64{0, 0, 2, 0})
 	f("seatsDir: seats", "seatsDir: seats\naudit: {fsyncEvery: 3}", [4]float64{0, 0, 3, 0})
 	require.Contains(t, fx.logs.String(), "keys=[audit.fsyncEvery]")
-}
-
-func TestRestartKeys(t *testing.T) {
-	base := func() *engine.Config {
-		c := engine.DefaultConfig()
-		return &c
-	}
-	f := func(change func(c *engine.Config), want ...string) {
-		t.Helper()
-		c := base()
-		change(c)
-		require.Equal(t, want, restartKeys(base(), c))
-	}
-	f(func(c *engine.Config) {})
-	f(func(c *engine.Config) { c.ReloadPollMs = 5; c.Limits.MaxBids = 3; c.SeatsDir = "x" })
-	f(func(c *engine.Config) { c.Listen = "127.0.0.1:1" }, "listen")
-	f(func(c *engine.Config) { c.AdminListen = "127.0.0.1:1" }, "adminListen")
-	f(func(c *engine.Config) { c.Audit.Path = "a.log"; c.Audit.KeyFile = "k" }, "audit.path", "audit.keyFile")
-	f(func(c *engine.Config) { c.Audit.SegmentBytes = 1; c.Audit.Queue = 1 }, "audit.segmentBytes", "audit.queue")
 }
 
 func TestReloaderSeatsDir(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/rtb"
 )
@@ -49,7 +50,7 @@ func runServe(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if f.upstream != "" {
-		if _, err := engine.ParseUpstreamURL(f.upstream); err != nil {
+		if _, err := config.ParseUpstreamURL(f.upstream); err != nil {
 			fmt.Fprintf(stderr, "serve: --upstream: %v\n", err)
 			return 2
 		}
@@ -111,7 +112,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	quar.register(srv.Metrics())
 	// The audit log is open before anything listens: a bad key or a damaged
 	// log stops startup.
-	aud.log, err = openAudit(f.config, cfg.Audit, auditMeters(srv.Metrics()), log, false, auditHeadEvery)
+	aud.log, err = openAudit(f.config, cfg, auditMeters(srv.Metrics()), log, false, auditHeadEvery)
 	if err != nil {
 		return fail(err)
 	}
@@ -205,6 +206,6 @@ func applyServeFlags(snap *engine.Snapshot, f serveFlags) {
 		snap.Config.AdminListen = f.admin
 	}
 	if f.upstream != "" {
-		snap.Config.Upstreams = []engine.Upstream{{Name: "default", URL: f.upstream, Path: "/"}}
+		snap.Config.Upstreams = []config.Upstream{{Name: "default", URL: f.upstream, Path: "/"}}
 	}
 }

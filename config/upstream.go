@@ -1,4 +1,4 @@
-package engine
+package config
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Upstream keys' defaults and values (DESIGN.md "Configuration").
+// Upstream and log keys' defaults and values.
 const (
 	// DefaultIdleTimeoutMs is upstreams[].idleTimeoutMs when absent: below
 	// the 5 s after which Node.js bidders close idle connections.

@@ -1,4 +1,4 @@
-package engine_test
+package config_test
 
 import (
 	"testing"
@@ -6,13 +6,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/config"
 )
 
 func TestParseUpstreamURL(t *testing.T) {
 	bad := func(raw, want string) {
 		t.Helper()
-		_, err := engine.ParseUpstreamURL(raw)
+		_, err := config.ParseUpstreamURL(raw)
 		require.ErrorContains(t, err, want, raw)
 	}
 	bad("ftp://x", "is not an http(s) URL")
@@ -25,37 +25,37 @@ func TestParseUpstreamURL(t *testing.T) {
 	bad("http://x/#frag", "fragment")
 	bad("http://x/\r\nX: y", "is not an http(s) URL")
 
-	good := func(raw string, want engine.UpstreamTarget) {
+	good := func(raw string, want config.UpstreamTarget) {
 		t.Helper()
-		got, err := engine.ParseUpstreamURL(raw)
+		got, err := config.ParseUpstreamURL(raw)
 		require.NoError(t, err, raw)
 		require.Equal(t, want, got, raw)
 	}
-	good("https://bidder.example", engine.UpstreamTarget{TLS: true, Addr: "bidder.example:443", Host: "bidder.example", ServerName: "bidder.example", RequestURI: "/"})
-	good("http://[::1]:9000/p?q=1", engine.UpstreamTarget{Addr: "[::1]:9000", Host: "[::1]:9000", ServerName: "::1", RequestURI: "/p?q=1"})
-	good("http://127.0.0.1/a%20b/c d", engine.UpstreamTarget{Addr: "127.0.0.1:80", Host: "127.0.0.1", ServerName: "127.0.0.1", RequestURI: "/a%20b/c%20d"})
+	good("https://bidder.example", config.UpstreamTarget{TLS: true, Addr: "bidder.example:443", Host: "bidder.example", ServerName: "bidder.example", RequestURI: "/"})
+	good("http://[::1]:9000/p?q=1", config.UpstreamTarget{Addr: "[::1]:9000", Host: "[::1]:9000", ServerName: "::1", RequestURI: "/p?q=1"})
+	good("http://127.0.0.1/a%20b/c d", config.UpstreamTarget{Addr: "127.0.0.1:80", Host: "127.0.0.1", ServerName: "127.0.0.1", RequestURI: "/a%20b/c%20d"})
 }
 
 // TestUpstreamKeys: idleTimeoutMs (absent: 4000; an explicit 0 means no
 // keep-alive), onError and log.rejectionsPerSecond are validated where every
 // config is, so `config validate` and `serve` agree.
 func TestUpstreamKeys(t *testing.T) {
-	cfg, err := engine.ParseConfig("t.yaml", []byte("upstreams:\n  - {name: a, url: 'http://127.0.0.1:1/'}\n  - {name: b, url: 'http://127.0.0.1:1/', path: /b, idleTimeoutMs: 0, onError: status}\n"))
+	cfg, err := config.Parse("t.yaml", []byte("upstreams:\n  - {name: a, url: 'http://127.0.0.1:1/'}\n  - {name: b, url: 'http://127.0.0.1:1/', path: /b, idleTimeoutMs: 0, onError: status}\n"))
 	require.NoError(t, err)
 	a, b := cfg.Upstreams[0], cfg.Upstreams[1]
 	require.Equal(t, 4*time.Second, a.IdleTimeout())
 	require.False(t, a.StatusOnError())
-	require.Equal(t, engine.OnErrorNoBid, a.OnError)
+	require.Equal(t, config.OnErrorNoBid, a.OnError)
 	require.Zero(t, b.IdleTimeout())
 	require.True(t, b.StatusOnError())
 	require.Equal(t, 10, cfg.Log.RejectionRate())
-	require.Equal(t, 4*time.Second, engine.Upstream{}.IdleTimeout(), "an upstream built by a flag has the default")
+	require.Equal(t, 4*time.Second, config.Upstream{}.IdleTimeout(), "an upstream built by a flag has the default")
 
-	cfg, err = engine.ParseConfig("t.yaml", []byte("log: {rejectionsPerSecond: 0}\n"))
+	cfg, err = config.Parse("t.yaml", []byte("log: {rejectionsPerSecond: 0}\n"))
 	require.NoError(t, err)
 	require.Zero(t, cfg.Log.RejectionRate(), "an explicit 0 turns the log off")
 
-	_, err = engine.ParseConfig("t.yaml", []byte("upstreams:\n  - {name: a, url: 'http://u:p@127.0.0.1:1/', idleTimeoutMs: -1, onError: 502}\nlog: {rejectionsPerSecond: -1}\n"))
+	_, err = config.Parse("t.yaml", []byte("upstreams:\n  - {name: a, url: 'http://u:p@127.0.0.1:1/', idleTimeoutMs: -1, onError: 502}\nlog: {rejectionsPerSecond: -1}\n"))
 	require.Error(t, err)
 	for _, want := range []string{`upstreams[0].url: "http://u:p@127.0.0.1:1/": credentials`, "upstreams[0].idleTimeoutMs: must be >= 0",
 		`upstreams[0].onError: "502" is not nobid or status`, "log.rejectionsPerSecond: must be >= 0"} {

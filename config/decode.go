@@ -1,0 +1,191 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlUnknown = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
+
+// decodeStrict decodes one YAML document, rejecting unknown keys, and
+// rewrites yaml.v3's errors as "<file>:<line>: <problem>".
+func decodeStrict(name string, data []byte, out any) error {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	err := dec.Decode(out)
+	if err == nil || errors.Is(err, io.EOF) {
+		return nil
+	}
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		errs := make([]error, 0, len(te.Errors))
+		for _, m := range te.Errors {
+			errs = append(errs, yamlError(name, m))
+		}
+		return joinErrors(errs)
+	}
+	return yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
+}
+
+func yamlError(name, msg string) error {
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		what := m[2]
+		if u := yamlUnknown.FindStringSubmatch(what); u != nil {
+			what = fmt.Sprintf("unknown key %q", u[1])
+		}
+		return fmt.Errorf("%s:%s: %s", name, m[1], what)
+	}
+	return fmt.Errorf("%s: %s", name, msg)
+}
+
+// HasOptions reports whether an options block was given: a key left out
+// or written as null gives none.
+func HasOptions(node *yaml.Node) bool {
+	return node != nil && node.Kind != 0 && !(node.Kind == yaml.ScalarNode && node.Tag == "!!null")
+}
+
+// DecodeOptions strictly decodes a gate's options block into dst, a
+// pointer to the gate's options struct: every mapping key must name a
+// yaml-tagged field (recursively), and a struct is given a mapping. Errors
+// are "<name>:<line>: <problem>". A block not given leaves dst as it is.
+func DecodeOptions(name string, node *yaml.Node, dst any) error {
+	if !HasOptions(node) {
+		return nil
+	}
+	var errs []error
+	checkKeys(name, node, reflect.TypeOf(dst), &errs)
+	if len(errs) > 0 {
+		return joinErrors(errs)
+	}
+	if err := node.Decode(dst); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, m := range te.Errors {
+				errs = append(errs, yamlError(name, m))
+			}
+			return joinErrors(errs)
+		}
+		return fmt.Errorf("%s:%d: %w", name, node.Line, err)
+	}
+	return nil
+}
+
+func checkKeys(name string, n *yaml.Node, t reflect.Type, errs *[]error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if t == reflect.TypeOf(yaml.Node{}) || reflect.PointerTo(t).Implements(reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()) {
+		return
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			if !(n.Kind == yaml.ScalarNode && n.Tag == "!!null") {
+				*errs = append(*errs, fmt.Errorf("%s:%d: expected a mapping", name, n.Line))
+			}
+			return
+		}
+		fields := map[string]reflect.Type{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if tag == "" || tag == "-" || !f.IsExported() {
+				continue
+			}
+			fields[tag] = f.Type
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := n.Content[i].Value
+			ft, ok := fields[k]
+			if !ok {
+				*errs = append(*errs, fmt.Errorf("%s:%d: unknown option %q", name, n.Content[i].Line, k))
+				continue
+			}
+			checkKeys(name, n.Content[i+1], ft, errs)
+		}
+	case reflect.Map:
+		if n.Kind == yaml.MappingNode {
+			for i := 1; i < len(n.Content); i += 2 {
+				checkKeys(name, n.Content[i], t.Elem(), errs)
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind == yaml.SequenceNode {
+			for _, c := range n.Content {
+				checkKeys(name, c, t.Elem(), errs)
+			}
+		}
+	}
+}
+
+// UnmarshalYAML decodes a gate entry, which has exactly the keys gate, name,
+// mode and options, and records its line.
+func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.MappingNode {
+		return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: a gate entry is a mapping with the keys gate, name, mode, options", n.Line)}}
+	}
+	var bad []string
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		switch k.Value {
+		case "gate", "name", "mode":
+			if v.Kind != yaml.ScalarNode || v.Tag != "!!str" {
+				bad = append(bad, fmt.Sprintf("line %d: %s must be a string", v.Line, k.Value))
+				continue
+			}
+			switch k.Value {
+			case "gate":
+				g.Gate = v.Value
+			case "name":
+				g.Name = v.Value
+			default:
+				g.Mode = v.Value
+			}
+		case "options":
+			g.Options = *v
+		default:
+			bad = append(bad, fmt.Sprintf("line %d: unknown key %q in a gate entry (keys: gate, name, mode, options)", k.Line, k.Value))
+		}
+	}
+	g.line = n.Line
+	if len(bad) > 0 {
+		return &yaml.TypeError{Errors: bad}
+	}
+	return nil
+}
+
+// parseDuration reads a Go duration; 0 may be written without a unit. A
+// negative duration is an error; whether 0 is allowed is the key's to say.
+func parseDuration(s string) (int64, error) {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n == 0 {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration (30s, 5m)", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q must not be negative", s)
+	}
+	return int64(d), nil
+}
+
+func joinErrors(errs []error) error {
+	if len(errs) == 1 {
+		return errs[0]
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,27 @@
+// Package config is bidguard's configuration: the model of the YAML file
+// (Config, whose field comments are the configuration reference), its
+// defaults (DefaultConfig), strict decoding that names the file and line of
+// every problem (Parse, LoadFile, DecodeOptions for a gate's options
+// block), the seat directory, upstream URLs (ParseUpstreamURL), and
+// validation, one function per block, that reports every error of a load
+// together.
+//
+// What needs the gate registry is checked when the engine compiles a
+// Config into a snapshot: gate names, modes and options, and the deadline's
+// reserve for tmaxGuard. Everything else is checked here, once.
+//
+// Features whose settings have another shape than their block of the file
+// get them from the Config, converted in one place: QuarantineSettings for
+// the anomaly detector, AuditOptions for the audit log. The quarantine
+// package validates its own settings (quarantine.Settings.Validate); Parse
+// reports those errors with the file's name, so `config validate` and a
+// running detector never disagree. RestartKeys lists the keys a reload
+// cannot apply, from a table.
+//
+// A Config is a value: Parse returns a new one, and nothing changes it
+// after the snapshot compiled from it is shared.
+//
+// config imports no other bidguard package but configs (the embedded
+// default policy) and the leaves audit and quarantine (their settings
+// types).
+package config

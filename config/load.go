@@ -1,0 +1,127 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/bidguard/bidguard/configs"
+)
+
+// defaultGates returns the gate entries of the embedded default policy
+// (configs/bidguard.yaml), for a config that leaves out policy.gates.
+func defaultGates() ([]GateConfig, error) {
+	var c Config
+	if err := decodeStrict(configs.DefaultName, configs.Default, &c); err != nil {
+		return nil, err
+	}
+	return c.Policy.Gates, nil
+}
+
+// LoadFile reads, strictly decodes and defaults a config file,
+// including the seat files of seatsDir. Every error found is returned
+// together (errors.Join). data is nil only when path itself could not be
+// read.
+func LoadFile(path string) (*Config, []byte, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := Parse(path, data)
+	return cfg, data, err
+}
+
+// Parse strictly decodes data (named name in errors) over the
+// defaults, gives a policy without gates the embedded default policy's
+// gates, reads seatsDir relative to name's directory, and validates every
+// key that does not need the gate registry.
+func Parse(name string, data []byte) (*Config, error) {
+	c := DefaultConfig()
+	var errs []error
+	if err := decodeStrict(name, data, &c); err != nil {
+		return nil, err
+	}
+	for i := range c.Upstreams {
+		if c.Upstreams[i].OnError == "" {
+			c.Upstreams[i].OnError = OnErrorNoBid
+		}
+	}
+	if c.Policy.Gates == nil {
+		g, err := defaultGates()
+		if err != nil {
+			return nil, err
+		}
+		c.Policy.Gates = g
+	}
+	if c.SeatsDir != "" {
+		dir := c.SeatsDir
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(filepath.Dir(name), dir)
+		}
+		errs = append(errs, c.loadSeatsDir(dir)...)
+	}
+	for k, s := range c.Seats {
+		if s.file == "" {
+			s.file = name
+			c.Seats[k] = s
+		}
+	}
+	errs = append(errs, c.validate(name)...)
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
+	}
+	return &c, nil
+}
+
+func (c *Config) loadSeatsDir(dir string) []error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return []error{fmt.Errorf("seatsDir: %w", err)}
+	}
+	var errs []error
+	if c.Seats == nil {
+		c.Seats = map[string]SeatConfig{}
+	}
+	for _, e := range entries {
+		n := e.Name()
+		if e.IsDir() || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
+			continue
+		}
+		path := filepath.Join(dir, n)
+		data, err := os.ReadFile(path)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		var s SeatConfig
+		if err := decodeStrict(path, data, &s); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		s.file = path
+		if s.Seat == "" {
+			errs = append(errs, fmt.Errorf("%s: seat: missing (a seat file names its seat key)", path))
+			continue
+		}
+		if _, dup := c.Seats[s.Seat]; dup {
+			errs = append(errs, fmt.Errorf("%s: seat %q is defined twice", path, s.Seat))
+			continue
+		}
+		c.Seats[s.Seat] = s
+	}
+	return errs
+}
+
+// SeatFiles lists the seat files a config reads, for reload polling.
+func (c *Config) SeatFiles(configPath string) []string {
+	var out []string
+	for _, s := range c.Seats {
+		if s.file != "" && s.file != configPath {
+			out = append(out, s.file)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
