@@ -25,14 +25,30 @@
 //     copy of the answer body, but its reasons and details may alias the
 //     Eval: use the Report before releasing the Eval Check returned.
 //
+// # Reading an outcome
+//
+// After Eval.Run the Outcome holds one verdict per decoded bid
+// (Outcome.Bids, indexed like Input.Bids, so Bids[i] is the verdict on bid
+// i) and one on the response as a whole (Outcome.Response). A verdict
+// (Judgement) is passed, rejected by a gate (Rejection: the gate's
+// GateEntry, its name, reason, loss and seat-non-bid codes), a would-be
+// rejection under action: shadow, and/or warned by gates in mode: warn; a
+// bid's verdict also says whether it is kept. Readers recognise a gate by
+// identity (the GateEntry, GateEntry.EnforcesQuarantine for the
+// QuarantineGate), never by comparing names. The hit lists Rejected and
+// Warned record each listed hit for check's JSON, the audit log, the
+// rejection log and seatNonBid (Outcome.Hit walks them); nothing derives a
+// verdict from them. Reading an outcome allocates nothing.
+//
 // Decoding follows encoding/json exactly (same documents accepted, same
 // values; FuzzDecodeRequestDifferential, FuzzDecodeResponseDifferential)
 // after jsonraw.Validate has checked the whole document.
 //
 // Allocation: once an Eval is warm, decoding the pair, the pass path of
-// Eval.Run and Body allocate nothing (TestDecodeRunBodyAllocs). Reason
-// strings with numbers, details and the hit lists are built only when a
-// gate fails.
+// Eval.Run and Body allocate nothing (TestDecodeRunBodyAllocs), nor does
+// the typical reject path once the hit lists have grown
+// (TestOutcomeAllocs). Reason strings with numbers and details are built
+// only when a gate fails.
 //
 // The engine knows OpenRTB types, not HTTP (upstream URLs are the config's
 // and rtb's). It imports no other bidguard package but config (the model it

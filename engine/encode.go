@@ -117,7 +117,7 @@ func (e *Eval) appendSeatBids(b []byte, resp *openrtb2.BidResponse) []byte {
 		sb := &resp.SeatBid[si]
 		kept := 0
 		for bi := range sb.Bid {
-			if e.Kept(k + bi) {
+			if e.Out.Bids[k+bi].Kept {
 				kept++
 			}
 		}
@@ -141,7 +141,7 @@ func (e *Eval) appendSeatBids(b []byte, resp *openrtb2.BidResponse) []byte {
 			b = append(b, '[')
 			first := true
 			for bi := range sb.Bid {
-				if !e.Kept(k + bi) {
+				if !e.Out.Bids[k+bi].Kept {
 					continue
 				}
 				if !first {

@@ -26,11 +26,12 @@ func stdJSON(t *testing.T, v any) string {
 // judgeKeeping stands in for a policy run: bid i is kept when keep(i).
 func judgeKeeping(e *Eval, keep func(i int) bool) {
 	e.snap = &Snapshot{}
-	e.states = make([]bidState, len(e.In.Bids))
-	for i := range e.states {
-		e.states[i].removed = !keep(i)
+	e.Out = Outcome{Bids: make([]BidVerdict, len(e.In.Bids))}
+	for i := range e.Out.Bids {
+		if !keep(i) {
+			e.Out.Bids[i].Rejection = Rejection{Name: "g"}
+		}
 	}
-	e.Out = Outcome{}
 	e.finish()
 }
 
@@ -51,7 +52,7 @@ func expectedBody(t *testing.T, e *Eval) string {
 	for _, sb := range e.In.Response.SeatBid {
 		var kept []openrtb2.Bid
 		for _, b := range sb.Bid {
-			if e.Kept(k) {
+			if e.Out.Bids[k].Kept {
 				b.Ext = clean(b.Ext)
 				kept = append(kept, b)
 			}
@@ -95,7 +96,7 @@ func checkBody(t *testing.T, e *Eval) {
 	var compact bytes.Buffer
 	require.NoError(t, json.Compact(&compact, body))
 	for i, b := range e.In.Bids {
-		if !e.Kept(i) {
+		if !e.Out.Bids[i].Kept {
 			continue
 		}
 		if len(b.Ext) > 0 {
@@ -290,9 +291,11 @@ func TestSeatNonBidBody(t *testing.T) {
 	require.NoError(t, e.DecodeResponse([]byte(`{"id":"req-1","ext":{"x":1,"SeatNonBid":2,"x":3,"\u0078":4,"y":"`+"\xff"+`"},
 		"seatbid":[{"seat":"a","bid":[{"id":"b1","impid":"1"},{"id":"b2","impid":"2"}]},{"seat":"b","bid":[{"id":"b3","impid":"1"}]},{"seat":"a","bid":[{"id":"b4","impid":"2"}]}]}`), 1000))
 	e.snap = &Snapshot{SeatNonBid: true}
-	e.states = make([]bidState, 4)
-	e.states[1].removed, e.states[2].removed, e.states[3].removed = true, true, true
-	e.Out = Outcome{Rejected: []Hit{
+	bids := make([]BidVerdict, 4)
+	for i := 1; i < 4; i++ {
+		bids[i].Rejection = Rejection{Name: "g"}
+	}
+	e.Out = Outcome{Bids: bids, Rejected: []Hit{
 		{Seat: "a", BidID: "b2", ImpID: "2", Gate: "g1", Reason: `r "1"`, NBR: 300, Bid: 1},
 		{Seat: "b", BidID: "b3", ImpID: "1", Gate: "g2", Reason: "r2", NBR: 301, Bid: 2},
 		{Seat: "a", BidID: "b4", ImpID: "2", Gate: "g1", Reason: "r3", NBR: 300, Bid: 3},
@@ -308,10 +311,9 @@ func TestSeatNonBidBody(t *testing.T) {
 
 	// A response-level rejection: one entry per request imp under every
 	// seatbid, and no bid left.
-	for i := range e.states {
-		e.states[i].removed = false
-	}
-	e.Out = Outcome{Rejected: []Hit{{Gate: "rtb.response-id", Reason: "response id does not match request id", NBR: 300, Bid: -1}}, ResponseRejected: true}
+	clear(bids)
+	e.Out = Outcome{Bids: bids, Rejected: []Hit{{Gate: "rtb.response-id", Reason: "response id does not match request id", NBR: 300, Bid: -1}},
+		Response: Judgement{Rejection: Rejection{Name: "rtb.response-id", Reason: "response id does not match request id", NBR: 300}}}
 	e.finish()
 	require.Equal(t, NoBid, e.Out.Action)
 	var got struct {

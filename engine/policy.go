@@ -65,6 +65,7 @@ type GateEntry struct {
 	scan        ScanGate
 	deadline    DeadlineGate
 	judgesEmpty bool
+	quarantine  bool              // the gate is a QuarantineGate
 	src         config.GateConfig // the entry as configured, before seat overrides
 }
 
@@ -373,6 +374,7 @@ func buildEntry(reg Registry, gc config.GateConfig, over *config.GateOverride, f
 	if gc.Name != "" {
 		e.Name = gc.Name
 	}
+	_, e.quarantine = g.(QuarantineGate)
 	switch f.Kind {
 	case PerBid:
 		e.bid, ok = g.(BidGate)

@@ -77,33 +77,6 @@ type BidSkip struct {
 	Gate, Why string
 }
 
-// Outcome is the engine's verdict on one pair. It belongs to an Eval and must
-// not be retained after the Eval is released.
-type Outcome struct {
-	Gates    []GateResult
-	Rejected []Hit
-	Warned   []Hit
-	Skips    []BidSkip
-	Action   Action
-	// ResponseRejected is true when the response was rejected as a whole.
-	ResponseRejected bool
-	// DeadlineHit is true when tmaxGuard or a gate ran out of time;
-	// DeadlineForwarded when onDeadline: forward let the bids out.
-	DeadlineHit, DeadlineForwarded bool
-	// Kept counts bids forwarded to the exchange.
-	Kept int
-}
-
-// Passed is true exactly when nothing was rejected.
-func (o *Outcome) Passed() bool { return len(o.Rejected) == 0 }
-
-type bidState struct {
-	policy  *Policy
-	dead    bool // rejected or would-be rejected: failFast skips it
-	removed bool // removed from the answer
-	listed  bool // has its entry in Rejected/Warned (without --all)
-}
-
 // Eval is pooled per-request state: the input, the decoded messages and the
 // outcome. Acquire it with AcquireEval and give it back with ReleaseEval; it
 // must not be retained or used after release.
@@ -111,16 +84,13 @@ type Eval struct {
 	In  Input
 	Out Outcome
 
-	msgs    messages
-	enc     encodeState
-	states  []bidState
-	order   []*Policy
-	scope   Scope
-	all     bool
-	snap    *Snapshot
-	stop    string // reason later gates are skipped with
-	respDie bool   // response rejected or would-be rejected
-	respLst bool   // response-level entry listed
+	msgs  messages
+	enc   encodeState
+	order []*Policy
+	scope Scope
+	all   bool
+	snap  *Snapshot
+	stop  string // reason later gates are skipped with
 }
 
 var evalPool = sync.Pool{New: func() any { return new(Eval) }}
@@ -136,15 +106,13 @@ func ReleaseEval(e *Eval) {
 
 func (e *Eval) reset() {
 	e.In.reset()
-	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
+	e.Out.reset()
 	e.msgs.reset()
 	e.enc.reset()
-	clear(e.states)
-	e.states = e.states[:0]
 	clear(e.order)
 	e.order = e.order[:0]
 	e.scope.reset()
-	e.all, e.snap, e.stop, e.respDie, e.respLst = false, nil, "", false, false
+	e.all, e.snap, e.stop = false, nil, ""
 }
 
 // RunOptions changes how the engine runs.
@@ -167,8 +135,8 @@ func (e *Eval) SetLatency(ms float64) { e.In.LatencyMs, e.In.LatencyKnown = ms, 
 func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	e.snap, e.all = snap, opt.All
 	e.In.Quarantine, e.In.Upstream = snap.Quarantine, opt.Upstream
-	e.stop, e.respDie, e.respLst = "", false, false
-	e.Out = Outcome{Gates: e.Out.Gates[:0], Rejected: e.Out.Rejected[:0], Warned: e.Out.Warned[:0], Skips: e.Out.Skips[:0]}
+	e.stop = ""
+	e.Out.reset()
 	in := &e.In
 	in.Rates = snap.Rates
 	e.scope.newRequest()
@@ -180,14 +148,14 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 		in.Request = &e.msgs.req.BidRequest
 	}
 	bids := in.Bids
-	if cap(e.states) < len(bids) {
-		e.states = make([]bidState, len(bids))
+	if cap(e.Out.Bids) < len(bids) {
+		e.Out.Bids = make([]BidVerdict, len(bids))
 	}
-	e.states = e.states[:len(bids)]
+	e.Out.Bids = e.Out.Bids[:len(bids)]
 	e.order = append(e.order[:0], snap.Default)
 	for i := range bids {
 		p := snap.PolicyFor(opt.Upstream, bids[i].Seat)
-		e.states[i] = bidState{policy: p}
+		e.Out.Bids[i] = BidVerdict{Policy: p}
 		if p != snap.Default && !containsPolicy(e.order, p) {
 			e.order = append(e.order, p)
 		}
@@ -232,7 +200,7 @@ func (e *Eval) runEmpty() {
 		switch {
 		case g.Mode == Off:
 			skipped(r, ReasonOff)
-		case e.respDie && e.failFast(p):
+		case e.Out.Response.Failed() && e.failFast(p):
 			skipped(r, ReasonSkipFailFast)
 		case g.judgesEmpty && g.scan != nil:
 			e.runScan(p, g, r)
@@ -245,7 +213,7 @@ func (e *Eval) runEmpty() {
 }
 
 func (e *Eval) runTooMany() {
-	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, LossInvalidBidResponse, NBRResponseRejectedGeneral))
+	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, LossInvalidBidResponse, NBRResponseRejectedGeneral), true)
 	for _, p := range e.order {
 		for _, g := range p.Gates {
 			r := e.result(p, g)
@@ -278,7 +246,7 @@ func (e *Eval) runPolicy(p *Policy) {
 			skipped(r, e.stop)
 			continue
 		}
-		if e.respDie && e.failFast(def) {
+		if e.Out.Response.Failed() && e.failFast(def) {
 			skipped(r, ReasonSkipFailFast)
 			continue
 		}
@@ -305,17 +273,18 @@ func (e *Eval) runPolicy(p *Policy) {
 func (e *Eval) timeout(g *GateEntry, r *GateResult) {
 	r.Passed, r.Skipped, r.Reason, r.Details = false, false, ReasonTimeout, nil
 	e.stop = ReasonSkipTimeout
-	e.deadline(g.Name, ReasonTimeout)
+	e.deadline(g, ReasonTimeout)
 }
 
-// deadline applies onDeadline after tmaxGuard or a gate ran out of time.
-func (e *Eval) deadline(gate, reason string) {
+// deadline applies onDeadline after tmaxGuard or gate g ran out of time: an
+// engine rule, which rejects whatever g's mode.
+func (e *Eval) deadline(g *GateEntry, reason string) {
 	e.Out.DeadlineHit = true
 	if e.snap.OnDeadlineForward {
 		e.Out.DeadlineForwarded = true
 		return
 	}
-	e.responseHit(nil, gate, Reject(reason, LossImpressionOpportunityExpired, NBRErrorTimeout))
+	e.responseHit(g, g.Name, Reject(reason, LossImpressionOpportunityExpired, NBRErrorTimeout), true)
 }
 
 func (e *Eval) runGuard(g *GateEntry, r *GateResult) {
@@ -326,7 +295,7 @@ func (e *Eval) runGuard(g *GateEntry, r *GateResult) {
 	skipped(r, v.Reason)
 	e.stop = ReasonSkipTmax
 	r.Passed = e.snap.OnDeadlineForward
-	e.deadline(g.Name, v.Reason)
+	e.deadline(g, v.Reason)
 }
 
 func (e *Eval) runResponse(p *Policy, g *GateEntry, r *GateResult) {
@@ -336,7 +305,7 @@ func (e *Eval) runResponse(p *Policy, g *GateEntry, r *GateResult) {
 		skipped(r, v.Reason)
 	case v.Failed():
 		r.Passed, r.Reason, r.Details = false, v.Reason, v.Details
-		e.responseHit(g, g.Name, v)
+		e.responseHit(g, g.Name, v, false)
 	}
 }
 
@@ -353,11 +322,11 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 	judged, visited, dead := 0, 0, 0
 	firstSkip := ""
 	for i := range in.Bids {
-		st := &e.states[i]
-		if st.policy != p {
+		bv := &e.Out.Bids[i]
+		if bv.Policy != p {
 			continue
 		}
-		if ff && st.dead {
+		if ff && bv.Failed() {
 			dead++
 			continue
 		}
@@ -413,46 +382,54 @@ func (e *Eval) runScan(p *Policy, g *GateEntry, r *GateResult) {
 	}
 }
 
+// bidHit records gate g's failing verdict v on bid i, judged by policy p:
+// its verdict, and its hit when listed.
 func (e *Eval) bidHit(p *Policy, g *GateEntry, i int, v Verdict) {
 	b := &e.In.Bids[i]
-	st := &e.states[i]
+	bv := &e.Out.Bids[i]
 	h := Hit{Seat: b.Seat, BidID: b.ID, ImpID: b.ImpID, Gate: g.Name, Reason: v.Reason, Loss: v.Loss, NBR: v.NBR, Bid: i, Policy: p.Key}
 	if g.Mode == Warn {
+		bv.Warnings++
 		e.Out.Warned = append(e.Out.Warned, h)
 		return
 	}
-	list := e.all || !st.listed
-	st.listed, st.dead = true, true
-	if p.Shadow {
-		if list {
-			e.Out.Warned = append(e.Out.Warned, h)
-		}
+	// Without --all only the first rejection is listed: the verdict's.
+	if bv.Failed() && !e.all {
 		return
 	}
-	st.removed = true
-	if list {
+	if !bv.Failed() {
+		bv.Rejection = Rejection{Gate: g, Name: g.Name, Reason: v.Reason, Loss: v.Loss, NBR: v.NBR}
+		bv.Shadow = p.Shadow
+	}
+	if p.Shadow {
+		e.Out.Warned = append(e.Out.Warned, h)
+	} else {
 		e.Out.Rejected = append(e.Out.Rejected, h)
 	}
 }
 
-// responseHit records a response-level rejection by gate (g may be nil for
-// engine-made rejections).
-func (e *Eval) responseHit(g *GateEntry, gate string, v Verdict) {
-	h := Hit{Gate: gate, Reason: v.Reason, Loss: v.Loss, NBR: v.NBR, Bid: -1, Policy: e.snap.Default.Key}
-	if g != nil && g.Mode == Warn {
+// responseHit records a response-level failing verdict v of gate g (nil
+// for limits.maxBids) under name. An engine rule (the bids limit, the
+// deadline) rejects whatever g's mode.
+func (e *Eval) responseHit(g *GateEntry, name string, v Verdict, rule bool) {
+	def := e.snap.Default
+	h := Hit{Gate: name, Reason: v.Reason, Loss: v.Loss, NBR: v.NBR, Bid: -1, Policy: def.Key}
+	rv := &e.Out.Response
+	if !rule && g.Mode == Warn {
+		rv.Warnings++
 		e.Out.Warned = append(e.Out.Warned, h)
 		return
 	}
-	list := e.all || !e.respLst
-	e.respLst, e.respDie = true, true
-	if e.snap.Default.Shadow {
-		if list {
-			e.Out.Warned = append(e.Out.Warned, h)
-		}
+	if rv.Failed() && !e.all {
 		return
 	}
-	e.Out.ResponseRejected = true
-	if list {
+	if !rv.Failed() {
+		rv.Rejection = Rejection{Gate: g, Name: name, Reason: v.Reason, Loss: v.Loss, NBR: v.NBR}
+		rv.Shadow = def.Shadow
+	}
+	if def.Shadow {
+		e.Out.Warned = append(e.Out.Warned, h)
+	} else {
 		e.Out.Rejected = append(e.Out.Rejected, h)
 	}
 }
@@ -462,11 +439,12 @@ func (e *Eval) finish() {
 	sortHits(o.Rejected)
 	sortHits(o.Warned)
 	o.Kept = 0
-	if !o.ResponseRejected {
-		for i := range e.states {
-			if !e.states[i].removed {
-				o.Kept++
-			}
+	respRejected := o.Response.Rejected()
+	for i := range o.Bids {
+		v := &o.Bids[i]
+		v.Kept = !respRejected && !v.Rejected()
+		if v.Kept {
+			o.Kept++
 		}
 	}
 	switch {
@@ -479,16 +457,11 @@ func (e *Eval) finish() {
 	}
 }
 
-// Kept reports whether bid i goes to the exchange.
-func (e *Eval) Kept(i int) bool {
-	return !e.Out.ResponseRejected && !e.states[i].removed
-}
-
-// PolicyOf returns the policy that judged bid i.
-func (e *Eval) PolicyOf(i int) *Policy { return e.states[i].policy }
-
-// sortHits orders hits by bid (response order), response-level hits last,
-// keeping gate order within a bid. Insertion sort: stable, allocation-free.
+// sortHits orders the hit lists by bid (response order), response-level
+// hits last, keeping gate order within a bid: the order check's JSON, the
+// audit log, the rejection log and seatNonBid show. No reader depends on it
+// to find a verdict (Outcome.Bids). Insertion sort: stable,
+// allocation-free.
 func sortHits(h []Hit) {
 	key := func(x Hit) int {
 		if x.Bid < 0 {

@@ -76,8 +76,8 @@ func (s *Scope) Values() *ScanValues {
 // InScope reports whether the gate judges bid i (an index into Input.Bids):
 // the bid belongs to this policy and was not rejected earlier under failFast.
 func (s *Scope) InScope(i int) bool {
-	st := &s.e.states[i]
-	return st.policy == s.p && !(s.failFast && st.dead)
+	v := &s.e.Out.Bids[i]
+	return v.Policy == s.p && !(s.failFast && v.Failed())
 }
 
 // ResponseLevel reports whether values outside the bids are judged (true in
@@ -171,12 +171,12 @@ func (s *Scope) record() {
 		r.Passed, r.Reason, r.Details = false, first.Reason, first.Details
 	}
 	if s.hasResp {
-		e.responseHit(s.g, s.g.Name, s.resp)
+		e.responseHit(s.g, s.g.Name, s.resp, false)
 	}
 }
 
 func (s *Scope) anyInScope() bool {
-	for i := range s.e.states {
+	for i := range s.e.Out.Bids {
 		if s.InScope(i) {
 			return true
 		}

@@ -51,6 +51,10 @@ func (quarantine) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	return engine.Reject(quarantineReason(sig), quarantineLoss, quarantineNBR)
 }
 
+// EnforcesQuarantine marks the gate for the engine: its rejections are the
+// quarantine's effect, not fed back to the detector.
+func (quarantine) EnforcesQuarantine() {}
+
 // quarantineReason is the reason for a signal, without building a string
 // for the signals the detector and the operator use.
 func quarantineReason(signal string) string {
@@ -69,4 +73,4 @@ func quarantineReason(signal string) string {
 	return "seat quarantined: " + signal
 }
 
-var _ engine.BidGate = quarantine{}
+var _ engine.QuarantineGate = quarantine{}

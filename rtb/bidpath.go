@@ -333,7 +333,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.stage = stageGate
 	out := c.ev.Run(st.snap, engine.RunOptions{Upstream: up.name})
 	c.stage = stageHandler
-	if s.audit != nil && (len(out.Rejected) > 0 || len(out.Warned) > 0) {
+	if s.audit != nil && out.NumHits() > 0 {
 		c.stage = stageAudit
 		s.audit(st.snap, c.ev, out)
 		c.stage = stageHandler
@@ -344,7 +344,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	answer := c.ev.Body()
 	s.cost.observe(len(rbody), time.Since(judgeStart))
 	s.meters.record(st.snap, st.m, c.ev, out)
-	if len(out.Rejected)+len(out.Warned) > 0 {
+	if out.NumHits() > 0 {
 		s.rejects.record(st.snap.Config.Log.RejectionRate(), up.name, c.ev.In.Request.ID, out)
 	}
 
@@ -352,7 +352,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	ctx.Response.Header.SetBytesV(hdrRejected, strconv.AppendInt(nb[:0], int64(removed(c.ev, out)), 10))
 	if answer == nil {
 		o := outNoBid
-		if len(out.Rejected) > 0 {
+		if !out.Passed() {
 			o = outRejected
 		}
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
@@ -394,7 +394,7 @@ func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body 
 // removed is the X-Bidguard-Rejected count: the bids removed from the answer.
 func removed(ev *engine.Eval, out *engine.Outcome) int {
 	if info := ev.Info(); info.TooManyBids {
-		if out.ResponseRejected {
+		if out.Response.Rejected() {
 			return info.BidCount
 		}
 		return 0

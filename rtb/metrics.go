@@ -305,7 +305,7 @@ func (sm *snapMeters) seatOf(snap *engine.Snapshot, ev *engine.Eval, i int) *sea
 	if !sm.hasSeats {
 		return sm.other
 	}
-	if p := ev.PolicyOf(i); p != snap.Default {
+	if p := ev.Out.Bids[i].Policy; p != snap.Default {
 		if s := sm.seats[p.Key]; s != nil {
 			return s
 		}
@@ -343,43 +343,31 @@ func (m *meters) record(snap *engine.Snapshot, sm *snapMeters, ev *engine.Eval, 
 	for _, sk := range out.Skips {
 		m.skippedCounter(sk.Gate, sk.Why).Inc()
 	}
+	resp := &out.Response
 	if ev.Info().TooManyBids {
 		n := ev.Info().BidCount
-		if len(out.Rejected) > 0 {
+		if resp.Rejected() {
 			sm.other.rejected.Add(n)
-			m.rejectedCounter(seatOther, engine.GateBidsLimit, out.Rejected[0].NBR).Add(n)
+			m.rejectedCounter(seatOther, resp.Rejection.Name, resp.Rejection.NBR).Add(n)
 		} else {
 			sm.other.warned.Add(n)
 		}
 		return
 	}
-	// Response-level hits sort last in both lists.
-	var respRej *engine.Hit
-	if n := len(out.Rejected); n > 0 && out.Rejected[n-1].Bid < 0 {
-		respRej = &out.Rejected[n-1]
-	}
-	respWarn := len(out.Warned) > 0 && out.Warned[len(out.Warned)-1].Bid < 0
-	ri, wi := 0, 0
-	for i := range ev.In.Bids {
+	for i := range out.Bids {
+		v := &out.Bids[i]
 		s := sm.seatOf(snap, ev, i)
-		for ri < len(out.Rejected) && out.Rejected[ri].Bid >= 0 && out.Rejected[ri].Bid < i {
-			ri++
-		}
-		for wi < len(out.Warned) && out.Warned[wi].Bid >= 0 && out.Warned[wi].Bid < i {
-			wi++
-		}
-		if !ev.Kept(i) {
+		if !v.Kept {
+			// Removed by its own rejection, else with the response.
+			r := &resp.Rejection
+			if v.Rejected() {
+				r = &v.Rejection
+			}
 			s.rejected.Inc()
-			h := respRej
-			if ri < len(out.Rejected) && out.Rejected[ri].Bid == i {
-				h = &out.Rejected[ri]
-			}
-			if h != nil {
-				m.rejectedCounter(s.label, h.Gate, h.NBR).Inc()
-			}
+			m.rejectedCounter(s.label, r.Name, r.NBR).Inc()
 			continue
 		}
-		if respWarn || (wi < len(out.Warned) && out.Warned[wi].Bid == i) {
+		if v.Warned() || resp.Warned() {
 			s.warned.Inc()
 			continue
 		}

@@ -80,3 +80,48 @@ func BenchmarkRecordParallel(b *testing.B) {
 		}
 	})
 }
+
+// TestRejectionsCreditedToTheirGate: when bid 0 and later bids are rejected
+// by different gates, each bid's bidguard_bids_rejected_total is credited to
+// the gate that rejected it; a response rejected as a whole credits its
+// gate with the bids no gate of their own rejected.
+func TestRejectionsCreditedToTheirGate(t *testing.T) {
+	req := []byte(`{"id":"r1","imp":[{"id":"1"}]}`)
+	// b0: unknown impid (impidMatch); b1 passes; b2: price over maxPrice
+	// (bidSanity); b3: both, impidMatch first.
+	resp := []byte(`{"id":"r1","seatbid":[{"seat":"s","bid":[{"id":"b0","impid":"9","price":1},{"id":"b1","impid":"1","price":1},` +
+		`{"id":"b2","impid":"1","price":40},{"id":"b3","impid":"8","price":40}]}]}`)
+	judge := func(t *testing.T, config string, latencyMs float64) string {
+		snap := compile(t, config, nil)
+		m := newMeters()
+		sm := m.forSnapshot(snap)
+		ev := engine.AcquireEval()
+		defer engine.ReleaseEval(ev)
+		require.NoError(t, ev.DecodeRequest(req))
+		require.NoError(t, ev.DecodeResponse(resp, 1000))
+		now := time.Now()
+		ev.SetDeadline(now, now.Add(time.Hour))
+		ev.SetLatency(latencyMs)
+		m.record(snap, sm, ev, ev.Run(snap, engine.RunOptions{}))
+		var b bytes.Buffer
+		m.set.WritePrometheus(&b)
+		return b.String()
+	}
+	const gates = "  gates: [{gate: impidMatch}, {gate: bidSanity, options: {maxPrice: 10}}, {gate: latency, options: {maxMs: 10}}]\n"
+	for _, failFast := range []bool{true, false} {
+		t.Run(fmt.Sprintf("failFast %v", failFast), func(t *testing.T) {
+			text := judge(t, fmt.Sprintf("policy:\n  failFast: %v\n%s", failFast, gates), 1)
+			require.Contains(t, text, `bidguard_bids_rejected_total{seat="other",gate="rtb.impid-match",nbr="300"} 2`+"\n")
+			require.Contains(t, text, `bidguard_bids_rejected_total{seat="other",gate="rtb.bid-sanity",nbr="300"} 1`+"\n")
+			require.Contains(t, text, `bidguard_bids_total{seat="other",verdict="rejected"} 3`+"\n")
+			require.Contains(t, text, `bidguard_bids_total{seat="other",verdict="passed"} 1`+"\n")
+		})
+	}
+	t.Run("response rejected", func(t *testing.T) {
+		text := judge(t, "policy:\n  failFast: false\n"+gates, 50)
+		require.Contains(t, text, `bidguard_bids_rejected_total{seat="other",gate="rtb.impid-match",nbr="300"} 2`+"\n")
+		require.Contains(t, text, `bidguard_bids_rejected_total{seat="other",gate="rtb.bid-sanity",nbr="300"} 1`+"\n")
+		require.Contains(t, text, `bidguard_bids_rejected_total{seat="other",gate="latency",nbr="101"} 1`+"\n")
+		require.Contains(t, text, `bidguard_bids_total{seat="other",verdict="rejected"} 4`+"\n")
+	})
+}

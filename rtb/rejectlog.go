@@ -36,7 +36,7 @@ const maxLogField = 64
 // record logs the hits of one judged response at rate lines a second (0:
 // nothing is logged or counted).
 func (r *rejectLog) record(rate int, up, reqID string, out *engine.Outcome) {
-	hits := len(out.Rejected) + len(out.Warned)
+	hits := out.NumHits()
 	if rate <= 0 || hits == 0 {
 		return
 	}
@@ -60,11 +60,10 @@ func (r *rejectLog) record(rate int, up, reqID string, out *engine.Outcome) {
 		r.suppressed.Add(hits - n)
 	}
 	for i := range n {
-		msg, h := "bid rejected", (*engine.Hit)(nil)
-		if i < len(out.Rejected) {
-			h = &out.Rejected[i]
-		} else {
-			msg, h = "bid warned", &out.Warned[i-len(out.Rejected)]
+		h, rejected := out.Hit(i)
+		msg := "bid warned"
+		if rejected {
+			msg = "bid rejected"
 		}
 		args := []any{"upstream", up, "req_id", clip(reqID), "seat", clip(h.Seat), "bid_id", clip(h.BidID),
 			"impid", clip(h.ImpID), "gate", h.Gate, "reason", h.Reason}

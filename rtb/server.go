@@ -37,8 +37,8 @@ type Options struct {
 	// (0: DefaultDrain).
 	Drain time.Duration
 	// Audit, when set, is called with every judged response whose outcome
-	// rejected or would have rejected something (Rejected or Warned not
-	// empty), on the request goroutine, before the answer is sent. It must
+	// lists a hit (Outcome.NumHits > 0: a rejection, a would-be rejection
+	// or a warning), on the request goroutine, before the answer is sent. It must
 	// not block and must not retain ev, out or anything they reference. A
 	// panic in it is answered 204 and counted as panics_total{where="audit"}.
 	Audit func(snap *engine.Snapshot, ev *engine.Eval, out *engine.Outcome)

@@ -58,37 +58,35 @@ func (a *auditor) judged(snap *engine.Snapshot, ev *engine.Eval, out *engine.Out
 	_ = auditHits(a.log, false, snap.Version, ev, out) // Enqueue: drops are counted, never an error
 }
 
-// auditHits turns the hits of one evaluation into records: out.Rejected as
-// reject records, out.Warned (action: shadow and gates in mode: warn) as
-// shadow records. policy is the config version. With wait (check) they are
-// control records, never dropped; otherwise (serve) they are enqueued
-// without blocking, and nothing is allocated.
+// auditHits turns the listed hits of one evaluation (Outcome.Hit) into
+// records: rejections as reject records, warned hits (action: shadow and
+// gates in mode: warn) as shadow records. policy is the config version.
+// With wait (check) they are control records, never dropped; otherwise
+// (serve) they are enqueued without blocking, and nothing is allocated.
 func auditHits(l *audit.Log, wait bool, policy string, ev *engine.Eval, out *engine.Outcome) error {
 	reqID := ""
 	if ev.In.Request != nil {
 		reqID = ev.In.Request.ID
 	}
-	lists := [...]struct {
-		kind audit.Kind
-		hits []engine.Hit
-	}{{audit.KindReject, out.Rejected}, {audit.KindShadow, out.Warned}}
-	for _, list := range lists {
-		for i := range list.hits {
-			h := &list.hits[i]
-			r := audit.Record{Kind: list.kind, ReqID: reqID, Seat: h.Seat, BidID: h.BidID, Gate: h.Gate, Reason: h.Reason,
-				NBR: h.NBR, Loss: h.Loss, Policy: policy}
-			if h.Bid >= 0 && h.Bid < len(ev.In.Bids) {
-				b := &ev.In.Bids[h.Bid]
-				r.CRID, r.ADomain = b.CrID, b.ADomain
-				if b.HasPrice {
-					r.PriceMicros = priceMicros(b.Price)
-				}
+	for i := range out.NumHits() {
+		h, rejected := out.Hit(i)
+		kind := audit.KindShadow
+		if rejected {
+			kind = audit.KindReject
+		}
+		r := audit.Record{Kind: kind, ReqID: reqID, Seat: h.Seat, BidID: h.BidID, Gate: h.Gate, Reason: h.Reason,
+			NBR: h.NBR, Loss: h.Loss, Policy: policy}
+		if h.Bid >= 0 && h.Bid < len(ev.In.Bids) {
+			b := &ev.In.Bids[h.Bid]
+			r.CRID, r.ADomain = b.CrID, b.ADomain
+			if b.HasPrice {
+				r.PriceMicros = priceMicros(b.Price)
 			}
-			if !wait {
-				l.Enqueue(&r)
-			} else if err := l.Append(&r); err != nil {
-				return err
-			}
+		}
+		if !wait {
+			l.Enqueue(&r)
+		} else if err := l.Append(&r); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -98,47 +98,36 @@ func (q *quarantineWiring) event(e quarantine.Event) {
 }
 
 // judged is rtb.Options.Judged: every bid of a judged response goes to its
-// seat's tracker, marked rejected when a gate other than quarantine
-// rejected it (or would have, under action: shadow). Response-level
-// rejections mark no bid. It allocates nothing for known seats.
+// seat's tracker, marked rejected when its verdict holds a rejection (or a
+// would-be one, under action: shadow) by a gate other than the one that
+// enforces the quarantine (a quarantine would feed itself). Warn-mode hits
+// and response-level rejections mark no bid. It allocates nothing for known
+// seats.
 func (q *quarantineWiring) judged(upstream string, _ *engine.Snapshot, ev *engine.Eval, out *engine.Outcome) {
 	if !q.d.Enabled() {
 		return
 	}
 	var seat *quarantine.Seat
 	last, looked := "", false
-	ri, wi := 0, 0
-	for i := range ev.In.Bids {
+	for i := range out.Bids {
 		b := &ev.In.Bids[i]
 		if !looked || b.Seat != last {
 			seat, last, looked = q.d.Seat(upstream, b.Seat), b.Seat, true
 		}
-		p := ev.PolicyOf(i)
-		rejected := false
-		for ; ri < len(out.Rejected) && out.Rejected[ri].Bid >= 0 && out.Rejected[ri].Bid <= i; ri++ {
-			rejected = rejected || (out.Rejected[ri].Bid == i && countsAsRejection(p, &out.Rejected[ri], false))
-		}
-		for ; wi < len(out.Warned) && out.Warned[wi].Bid >= 0 && out.Warned[wi].Bid <= i; wi++ {
-			rejected = rejected || (out.Warned[wi].Bid == i && countsAsRejection(p, &out.Warned[wi], true))
-		}
 		if seat == nil {
 			continue
 		}
-		seat.Observe(&quarantine.Bid{Price: b.Price, HasPrice: b.HasPrice, Rejected: rejected, CRID: b.CrID, ADomain: b.ADomain})
+		seat.Observe(&quarantine.Bid{Price: b.Price, HasPrice: b.HasPrice, Rejected: countsAsRejection(&out.Bids[i]),
+			CRID: b.CrID, ADomain: b.ADomain})
 	}
 }
 
-// countsAsRejection reports whether a hit of policy p counts in the
-// rejection rate: not the quarantine gate's own (a quarantine would feed
-// itself), and of the warned hits only would-be rejections (action: shadow),
-// not gates in mode: warn.
-func countsAsRejection(p *engine.Policy, h *engine.Hit, warned bool) bool {
-	for _, g := range p.Gates {
-		if g.Name == h.Gate {
-			return g.Factory != "quarantine" && !(warned && g.Mode == engine.Warn)
-		}
-	}
-	return false
+// countsAsRejection reports whether a bid's verdict counts in its seat's
+// rejection rate: a rejection or would-be rejection by a gate that does not
+// enforce the quarantine.
+func countsAsRejection(v *engine.BidVerdict) bool {
+	g := v.Rejection.Gate
+	return v.Failed() && (g == nil || !g.EnforcesQuarantine())
 }
 
 // handler is the admin endpoints' handler for rtb.Options.Quarantine.
