@@ -20,12 +20,13 @@ const module = "github.com/bidguard/bidguard"
 // jsonraw, and read the embedded default policy from the leaf configs.
 // loadtest and faults import no bidguard package; audit and quarantine are
 // leaves only cmd imports (rtb reaches them through rtb.Options hooks, the
-// quarantine gate through engine.SeatStates).
+// quarantine gate through engine.SeatStates). gates/verdictcache is a leaf
+// the gates may import.
 var allowed = map[string][]string{
 	"audit":      {"jsonraw"},
 	"quarantine": {},
 	"engine":     {"pool", "jsonraw", "configs"},
-	"gates":      {"engine", "pool", "jsonraw", "configs"},
+	"gates":      {"engine", "pool", "jsonraw", "configs", "gates/verdictcache"},
 	"pool":       {},
 	"jsonraw":    {},
 	"rtb":        {"engine", "pool", "jsonraw", "configs"},
@@ -33,11 +34,13 @@ var allowed = map[string][]string{
 	"loadtest":   {},
 	"faults":     {},
 	"bench":      {"engine", "gates", "pool", "rtb", "configs", "jsonraw"},
+
+	"gates/verdictcache": {},
 }
 
 // stdlibOnly are the leaf packages that import nothing outside the
 // standard library.
-var stdlibOnly = []string{"audit", "quarantine", "pool", "jsonraw"}
+var stdlibOnly = []string{"audit", "quarantine", "pool", "jsonraw", "gates/verdictcache"}
 
 func TestDependencyDirection(t *testing.T) {
 	for pkg, ok := range allowed {
