@@ -41,7 +41,9 @@
 // mark, and replaces the first unmarked one. A new entry starts unmarked, so
 // creatives seen once make room before those seen again. Evictions start
 // when the fullest buckets fill, at about three quarters of Capacity. On a
-// Zipf mix the hit rate is that of an exact LRU of the same size. Get and Put
-// never allocate. Counters of hits, misses and evictions are read
-// atomically with Stats.
+// Zipf mix the hit rate is within a fraction of a point of an exact LRU of
+// the same size (BenchmarkStream). An entry takes its Key (24 bytes), its
+// value and a byte of state: 31 bytes for a 6-byte verdict, 3 MB for
+// 100,000. Get and Put never allocate. Counters of hits, misses and
+// evictions are read atomically with Stats.
 package verdictcache
