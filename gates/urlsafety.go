@@ -3,9 +3,10 @@ package gates
 // urlSafety (OpenRTB 2.6 §4.2.3 Bid.nurl, burl, lurl, iurl): the exchange
 // fires nurl, burl and lurl from its own servers and shows iurl, so a URL
 // aimed at a private host is server-side request forgery. Each present field
-// must be an absolute https URL (http too with allowHttp) of at most 2,048
-// bytes, without control characters, spaces or userinfo, whose host is
-// neither an internal name nor an address in a special range. The host is
+// must be an absolute https URL (http too with allowHttp) of at most
+// maxUrlBytes, without control characters, spaces or userinfo, whose host is
+// neither an internal name (internalDomains, a single label,
+// extraInternalNames) nor an address in a special range. The host is
 // read as the WHATWG URL parser reads it (hostparse.go): percent-decoded,
 // IDNA-mapped, IPv4 in every WHATWG spelling (2130706433, 0177.0.0.1,
 // 0x7f000001, 127.1), IPv6 with IPv4 embedded in mapped, compatible, NAT64,
@@ -19,6 +20,7 @@ package gates
 // unless a host holds non-ASCII characters (IDNA).
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"unicode"
@@ -31,13 +33,22 @@ import (
 type urlSafetyOptions struct {
 	// AllowHTTP accepts the http scheme besides https (default false).
 	AllowHTTP bool `yaml:"allowHttp"`
+	// MaxURLBytes is the longest URL accepted, in bytes (default 8,192: win
+	// and billing notices carry the exchange's encrypted context, often over
+	// 2 KB).
+	MaxURLBytes int `yaml:"maxUrlBytes"`
 	// ExtraInternalNames are more internal domains (each covers its
 	// subdomains), such as the exchange's own zone ("corp.exchange.net").
 	ExtraInternalNames []string `yaml:"extraInternalNames"`
 }
 
+const defaultMaxURLBytes = 8192
+
 func (o *urlSafetyOptions) validate() ([]string, error) {
 	var errs []error
+	if o.MaxURLBytes <= 0 {
+		errs = append(errs, fmt.Errorf("maxUrlBytes must be > 0, got %d", o.MaxURLBytes))
+	}
 	names := make([]string, 0, len(o.ExtraInternalNames))
 	for i, n := range o.ExtraInternalNames {
 		d, err := configDomain(n)
@@ -52,19 +63,20 @@ func (o *urlSafetyOptions) validate() ([]string, error) {
 
 type urlSafety struct {
 	allowHTTP bool
+	maxURL    int       // maxUrlBytes
 	internal  domainSet // extraInternalNames
 }
 
 var urlSafetyFactory = engine.Factory{
 	Name: "urlSafety", ResultName: "rtb.url-safety", Kind: engine.PerBid,
-	Options: func() any { return &urlSafetyOptions{} },
+	Options: func() any { return &urlSafetyOptions{MaxURLBytes: defaultMaxURLBytes} },
 	New: func(opts any, _ engine.Env) (engine.Gate, error) {
 		o := opts.(*urlSafetyOptions)
 		names, err := o.validate()
 		if err != nil {
 			return nil, err
 		}
-		return &urlSafety{allowHTTP: o.AllowHTTP, internal: newDomainSet(names)}, nil
+		return &urlSafety{allowHTTP: o.AllowHTTP, maxURL: o.MaxURLBytes, internal: newDomainSet(names)}, nil
 	},
 }
 
@@ -73,9 +85,6 @@ const (
 	urlSafetyLoss = engine.LossInvalidBidResponse
 	urlSafetyNBR  = engine.NBRResponseRejectedGeneral
 )
-
-// maxURLBytes is the longest URL accepted.
-const maxURLBytes = 2048
 
 // urlWhy is why a URL is unsafe (the <why> of the reason).
 type urlWhy uint8
@@ -164,7 +173,7 @@ func (g *urlSafety) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict {
 
 // judge returns why u is unsafe, or urlSafe.
 func (g *urlSafety) judge(u string) urlWhy {
-	if len(u) > maxURLBytes {
+	if len(u) > g.maxURL {
 		return whyTooLong
 	}
 	if w := urlCharacters(u); w != urlSafe {
@@ -234,23 +243,34 @@ func urlCharacters(u string) urlWhy {
 	return urlSafe
 }
 
-// Internal names: each covers itself and its subdomains.
-var internalSuffixes = [...]string{"localhost", "local", "internal"}
+// internalDomains are the built-in internal names; each covers itself and
+// its subdomains. Kubernetes' cluster.local is under local.
+var internalDomains = [...]string{
+	// Special-use (RFC 6761, RFC 6762, RFC 8375) or reserved for private
+	// use (.internal), and the names systems give themselves.
+	"localhost", "local", "internal", "home.arpa", "localhost.localdomain",
+	// Kubernetes services (<service>.<namespace>.svc), which resolvers
+	// complete with the cluster domain.
+	"svc",
+	// Public wildcard DNS that answers with the address written in the
+	// name (127.0.0.1.nip.io, 10-0-0-1.sslip.io) or always with loopback
+	// (*.localtest.me, *.lvh.me).
+	"nip.io", "sslip.io", "xip.io", "localtest.me", "lvh.me",
+}
 
 // internalName reports whether a lower-case host name (one trailing dot
-// allowed) is internal: localhost, a name under .localhost, .local or
-// .internal, a single label (resolved through the resolver's search list,
-// such as Kubernetes' svc.cluster.local), or a name under extraInternalNames.
+// allowed) is internal: one of internalDomains or under one, a single label
+// (resolved through the resolver's search list, such as Kubernetes'
+// svc.cluster.local), or a name under extraInternalNames.
 func (g *urlSafety) internalName(name []byte) bool {
 	if len(name) > 0 && name[len(name)-1] == '.' {
 		name = name[:len(name)-1]
 	}
-	last, _ := lastLabel(name)
-	if len(last) == len(name) {
+	if bytes.IndexByte(name, '.') < 0 {
 		return true
 	}
-	for _, s := range internalSuffixes {
-		if string(last) == s {
+	for _, d := range internalDomains {
+		if hostUnder(name, d) {
 			return true
 		}
 	}
@@ -271,6 +291,13 @@ func (g *urlSafety) internalName(name []byte) bool {
 		d = d[i+1:]
 	}
 	return false
+}
+
+// hostUnder is underDomain on a host's bytes (without a trailing dot),
+// comparing in place.
+func hostUnder(name []byte, d string) bool {
+	n := len(name) - len(d)
+	return n >= 0 && string(name[n:]) == d && (n == 0 || name[n-1] == '.')
 }
 
 var _ engine.BidGate = (*urlSafety)(nil)

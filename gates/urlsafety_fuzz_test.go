@@ -66,7 +66,7 @@ func embeds(a netip.Addr) bool {
 
 // hostWhy judges https://<a>/.
 func hostWhy(tb testing.TB, a netip.Addr) urlWhy {
-	g := &urlSafety{}
+	g := &urlSafety{maxURL: defaultMaxURLBytes}
 	if a.Is4() {
 		return g.judge("https://" + a.String() + "/")
 	}
@@ -90,7 +90,7 @@ func FuzzURLHost(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	g := &urlSafety{}
+	g := &urlSafety{maxURL: defaultMaxURLBytes}
 	f.Fuzz(func(t *testing.T, s string) {
 		g.judge(s)
 		g.judge("https://" + s + "/")

@@ -47,7 +47,8 @@ func TestURLSafetyURLs(t *testing.T) {
 	f("https://win.dsp.example/w?x=a b", "space")
 	f("https://win.dsp.example/w?x=a\u00a0b", "space")
 	f(" https://win.dsp.example/", "space")
-	f("https://win.dsp.example/w?"+strings.Repeat("a", 2048), "too long")
+	f(longURL(8193), "too long")
+	f(longURL(1<<20), "too long")
 	// IPv4 in every WHATWG spelling.
 	f("https://127.0.0.1/win", "loopback address")
 	f("https://2130706433/", "loopback address")
@@ -103,6 +104,30 @@ func TestURLSafetyURLs(t *testing.T) {
 	f("https://kubernetes/", "internal name")
 	f("https://ｌｏｃａｌｈｏｓｔ/", "internal name")
 	f("https://%6c%6f%63%61%6c%68%6f%73%74/", "internal name")
+	f("https://localhost.localdomain/", "internal name")
+	f("https://www.localhost.localdomain./", "internal name")
+	f("https://home.arpa/", "internal name")
+	f("https://router.home.arpa/admin", "internal name")
+	f("https://HOME.ARPA./", "internal name")
+	f("https://redis.default.svc/", "internal name")
+	f("https://api.kube-system.svc:6443/", "internal name")
+	f("https://redis.default.svc.cluster.local/", "internal name")
+	f("https://cluster.local/", "internal name")
+	// Wildcard DNS that answers with loopback or the address in the name.
+	f("https://nip.io/", "internal name")
+	f("https://127.0.0.1.nip.io/win", "internal name")
+	f("https://10.0.0.1.NIP.IO./", "internal name")
+	f("https://app.169.254.169.254.nip.io/", "internal name")
+	f("https://sslip.io/", "internal name")
+	f("https://10-0-0-1.sslip.io/", "internal name")
+	f("https://xip.io/", "internal name")
+	f("https://192.168.1.1.xip.io/", "internal name")
+	f("https://localtest.me/", "internal name")
+	f("https://win.localtest.me/", "internal name")
+	f("https://lvh.me/", "internal name")
+	f("https://a.b.lvh.me:8443/", "internal name")
+	f("https://127.0.0.1.nip%2eio/", "internal name")
+	f("https://１２７．０．０．１．ｎｉｐ．ｉｏ/", "internal name")
 	// Hosts that cannot be judged.
 	f("https://win.dsp.example.256/", "bad host")
 	f("https://1.2.3.4.5/", "bad host")
@@ -127,6 +152,26 @@ func TestURLSafetyURLs(t *testing.T) {
 	f("https://0x7f.example.com/", "")
 	f("https://local.dsp.example/", "")
 	f("https://internal.dsp.example/px", "")
+	f("https://notnip.io/", "")
+	f("https://nip.io.example.com/", "")
+	f("https://127.0.0.1.nip.io.example.com/", "")
+	f("https://nip.iox/", "")
+	f("https://ip.io/", "")
+	f("https://mysslip.io/", "")
+	f("https://sslip.io.dsp.example/", "")
+	f("https://xxip.io/", "")
+	f("https://notlocaltest.me/", "")
+	f("https://localtest.me.example.com/", "")
+	f("https://flvh.me/", "")
+	f("https://lvh.me.example/", "")
+	f("https://home.arpa.example.com/", "")
+	f("https://myhome.arpa/", "")
+	f("https://localhost.localdomain.example.com/", "")
+	f("https://notlocalhost.localdomain/", "")
+	f("https://svc.dsp.example/", "")
+	f("https://win.svc.dsp.example/", "")
+	f("https://win.mysvc/", "")
+	f("https://cluster.local.example.com/", "")
 	f("https://1e100.net/", "")
 	f("https://[2001:4860::1]/", "")
 	f("https://[2001:4860:4860::8888]:443/", "")
@@ -156,7 +201,9 @@ func TestURLSafetyURLs(t *testing.T) {
 	f("https://cdn_1.dsp.example/", "")
 	f("https://win.dsp.example/w?p=%24%7BAUCTION_PRICE%7D", "")
 	f("https://win.dsp.example/w?p=${AUCTION_PRICE:B64}&l=${AUCTION_LOSS}", "")
-	f("https://win.dsp.example/w?"+strings.Repeat("a", 2048-len("https://win.dsp.example/w?")), "")
+	f(longURL(2049), "")
+	f(longURL(8000), "")
+	f(longURL(8192), "")
 	require.GreaterOrEqual(t, unsafe, 30)
 	require.GreaterOrEqual(t, safe, 30)
 }
@@ -181,6 +228,26 @@ func TestURLSafetyAllowHTTPAndExtraNames(t *testing.T) {
 	configError(t, "urlSafety", `{extraInternalNames: [""]}`, `extraInternalNames[0] "" is empty`)
 	configError(t, "urlSafety", `{extraInternalNames: [ok.example, "a b"]}`, `extraInternalNames[1] "a b" is not a domain name`)
 	configError(t, "urlSafety", `{allowHTTP: true}`, `unknown option "allowHTTP"`)
+	configError(t, "urlSafety", `{maxUrlBytes: 0}`, `maxUrlBytes must be > 0, got 0`)
+	configError(t, "urlSafety", `{maxUrlBytes: -1, extraInternalNames: [""]}`, `maxUrlBytes must be > 0, got -1`)
+}
+
+func TestURLSafetyMaxURLBytes(t *testing.T) {
+	g := mustGate(t, "urlSafety", `{maxUrlBytes: 100}`).(*urlSafety)
+	require.Equal(t, "", urlWhyText[g.judge(longURL(100))])
+	require.Equal(t, "too long", urlWhyText[g.judge(longURL(101))])
+	// Length comes before the characters.
+	require.Equal(t, "too long", urlWhyText[g.judge(longURL(101)+"\x00")])
+	g = mustGate(t, "urlSafety", `{maxUrlBytes: 65536}`).(*urlSafety)
+	require.Equal(t, "", urlWhyText[g.judge(longURL(65536))])
+	require.Equal(t, "too long", urlWhyText[g.judge(longURL(65537))])
+}
+
+// longURL is a safe win notice URL of n bytes, padded in its query as an
+// exchange's encrypted context would be.
+func longURL(n int) string {
+	const head = "https://win.dsp.example/w?ctx="
+	return head + strings.Repeat("Qk", n)[:n-len(head)]
 }
 
 func TestURLSafetyCheckBid(t *testing.T) {
