@@ -115,6 +115,11 @@ func (m *messages) resetRequest() {
 // maxPooledTokens bounds the token buffer an Eval keeps across requests.
 const maxPooledTokens = 16 << 10
 
+// responseBytesPerToken is a little under the bytes per token of bid
+// responses (16 in the typical response and in 1,000 of its bids): the
+// estimate a large response's token buffer is made with.
+const responseBytesPerToken = 12
+
 func (m *messages) resetResponse() {
 	m.respArena.reset()
 	if cap(m.respToks) > maxPooledTokens {
@@ -185,6 +190,11 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		m.info.Empty = true
 		return nil
+	}
+	if est := len(data) / responseBytesPerToken; est > maxPooledTokens && cap(m.respToks) < est {
+		// A document whose tokens the Eval will not keep: one buffer of
+		// about the right size instead of append's doublings from zero.
+		m.respToks = make([]jsonraw.Token, 0, est)
 	}
 	doc, err := jsonraw.ValidateTokens(data, &m.respToks)
 	if err != nil {

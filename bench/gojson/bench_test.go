@@ -1,6 +1,7 @@
 package gojson
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -42,9 +43,11 @@ func manyBids(tb testing.TB, n int) []byte {
 		out[i] = b
 	}
 	resp["seatbid"] = []any{map[string]any{"seat": "512", "bid": out}}
-	data, err := json.Marshal(resp)
-	require.NoError(tb, err)
-	return data
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false) // the markup as the typical response has it, not as \u003c escapes
+	require.NoError(tb, enc.Encode(resp))
+	return buf.Bytes()
 }
 
 // BenchmarkDecode: bidguard's decoder (validation, decoding into pooled
