@@ -133,7 +133,7 @@ func (m *messages) resetResponse() {
 }
 
 // DecodeRequest decodes the exchange's bid request into the Eval under the
-// decode rules of GATES.md ("The model"): the syntax encoding/json accepts,
+// decode rules of docs/gates.md ("Decoding"): the syntax encoding/json accepts,
 // strict types, no trailing data, nesting of at most MaxDepth, no number
 // overflowing float64. A bid request must also have an id and at least one
 // imp; those checks are the caller's (check accepts what serve would answer

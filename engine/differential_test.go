@@ -21,7 +21,7 @@ import (
 // The reference decoder: encoding/json on the same wire types, with the
 // decode rules the engine applied before it had a decoder of its own
 // (depth, the bid request look-alike, a null bid), plus the overflow rule
-// and the empty response of GATES.md "Matching values". The differential
+// and the empty response of docs/gates.md "Decoding". The differential
 // tests hold the engine's decoder to it: same accept/reject, same values.
 
 // refValid is the syntax, depth and overflow rule, decided with
