@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"slices"
 	"strconv"
 	"unsafe"
 
@@ -45,8 +46,11 @@ type (
 	}
 	wireSeatBid struct {
 		openrtb2.SeatBid
-		Bid []json.RawMessage `json:"bid"`
+		Bid rawBids `json:"bid"`
 	}
+	// rawBids is a seatbid's bids, kept as bytes. A type of its own, so
+	// that the decoder knows the arrays it reads into it (decoder.bidArrays).
+	rawBids []json.RawMessage
 	// wireBid tells a missing or null price from a price of 0.
 	wireBid struct {
 		openrtb2.Bid
@@ -64,6 +68,7 @@ var (
 	outPlan     = planFor(reflect.TypeFor[openrtb2.BidResponse]())
 	seatBidPlan = outPlan.fields[outPlan.fieldIndex("seatbid")].plan.elem
 	bidPlan     = seatBidPlan.fields[seatBidPlan.fieldIndex("bid")].plan.elem
+	rawBidsPlan = planFor(reflect.TypeFor[rawBids]())
 )
 
 // ResponseInfo is what DecodeResponse learned besides the decoded bids.
@@ -87,6 +92,8 @@ type messages struct {
 	reqToks   []jsonraw.Token // the request's tokens, for the decoder
 	respToks  []jsonraw.Token // the response's tokens, for the decoder and the scan table
 	respDec   []string        // the response's strings that needed decoding, for the scan table
+	bidArrays []int           // the response's non-empty bid arrays (token indexes), in document order
+	liveBids  []uint32        // offsets of the first bid of each seatbid's bids, for shadowedBids
 	reqArena  arena
 	respArena arena
 }
@@ -108,6 +115,11 @@ func (m *messages) resetRequest() {
 // maxPooledTokens bounds the token buffer an Eval keeps across requests.
 const maxPooledTokens = 16 << 10
 
+// responseBytesPerToken is a little under the bytes per token of bid
+// responses (16 in the typical response and in 1,000 of its bids): the
+// estimate a large response's token buffer is made with.
+const responseBytesPerToken = 12
+
 func (m *messages) resetResponse() {
 	m.respArena.reset()
 	if cap(m.respToks) > maxPooledTokens {
@@ -116,11 +128,12 @@ func (m *messages) resetResponse() {
 	m.respToks = m.respToks[:0]
 	clear(m.respDec)
 	m.respDec = m.respDec[:0]
+	m.bidArrays, m.liveBids = m.bidArrays[:0], m.liveBids[:0]
 	m.resp, m.out, m.bid, m.info = wireResponse{}, openrtb2.BidResponse{}, wireBid{}, ResponseInfo{}
 }
 
 // DecodeRequest decodes the exchange's bid request into the Eval under the
-// decode rules of GATES.md ("The model"): the syntax encoding/json accepts,
+// decode rules of docs/gates.md ("Decoding"): the syntax encoding/json accepts,
 // strict types, no trailing data, nesting of at most MaxDepth, no number
 // overflowing float64. A bid request must also have an id and at least one
 // imp; those checks are the caller's (check accepts what serve would answer
@@ -178,6 +191,11 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 		m.info.Empty = true
 		return nil
 	}
+	if est := len(data) / responseBytesPerToken; est > maxPooledTokens && cap(m.respToks) < est {
+		// A document whose tokens the Eval will not keep: one buffer of
+		// about the right size instead of append's doublings from zero.
+		m.respToks = make([]jsonraw.Token, 0, est)
+	}
 	doc, err := jsonraw.ValidateTokens(data, &m.respToks)
 	if err != nil {
 		return err
@@ -186,7 +204,7 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	if len(m.respToks) > 0 {
 		in.responseTokens = m.respToks
 	}
-	d := decoder{data: data, toks: m.respToks, doc: doc, ar: &m.respArena, dec: &m.respDec}
+	d := decoder{data: data, toks: m.respToks, doc: doc, ar: &m.respArena, dec: &m.respDec, bidArrays: &m.bidArrays}
 	if err := d.decode(responsePlan, unsafe.Pointer(&m.resp)); err != nil {
 		return err
 	}
@@ -195,15 +213,27 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	}
 	m.out = m.resp.BidResponse
 	m.info.Empty = isEmptyObject(trimmed)
-	if m.resp.SeatBid == nil {
-		return nil
+	var wire []wireSeatBid
+	if m.resp.SeatBid != nil {
+		wire = *m.resp.SeatBid
 	}
-	wire := *m.resp.SeatBid
+	live := 0 // seatbids with bids: each holds one array of m.bidArrays
 	for i := range wire {
 		m.info.BidCount += len(wire[i].Bid)
+		if len(wire[i].Bid) > 0 {
+			live++
+		}
 	}
 	if maxBids > 0 && m.info.BidCount > maxBids {
 		m.info.TooManyBids = true
+		return nil
+	}
+	if live != len(m.bidArrays) {
+		if err := m.shadowedBids(&d, wire); err != nil {
+			return err
+		}
+	}
+	if wire == nil {
 		return nil
 	}
 	seats := unsafe.Slice((*openrtb2.SeatBid)(m.respArena.alloc(seatBidPlan, len(wire))), len(wire))
@@ -244,6 +274,37 @@ func (m *messages) decodeBid(d *decoder, raw []byte, b *openrtb2.Bid) error {
 	*b = m.bid.Bid
 	if m.bid.Price != nil {
 		b.Price = *m.bid.Price
+	}
+	return nil
+}
+
+// shadowedBids decodes, for their type errors only, the bids of the arrays
+// that a later key replaced: a repeated or case-variant "bid" key, a
+// repeated "seatbid" whose array is shorter or null. encoding/json decodes
+// every one of them into the model (a type error in one rejects the
+// document even though a later value replaces it); the decoder kept them as
+// bytes, and the bids that remain are decoded after the count. A null bid
+// there is no error (encoding/json leaves the element as it is); only the
+// bids that remain must not be null.
+func (m *messages) shadowedBids(d *decoder, wire []wireSeatBid) error {
+	for i := range wire {
+		if len(wire[i].Bid) > 0 {
+			m.liveBids = append(m.liveBids, uint32(offsetIn(d.data, wire[i].Bid[0])))
+		}
+	}
+	slices.Sort(m.liveBids)
+	for _, k := range m.bidArrays {
+		if _, live := slices.BinarySearch(m.liveBids, d.toks[k+1].Off); live {
+			continue
+		}
+		end := int(d.toks[k].Next)
+		for j, n := k+1, 0; j < end-1; n++ {
+			m.bid = wireBid{}
+			var err error
+			if j, err = d.value(j, wireBidPlan, unsafe.Pointer(&m.bid)); err != nil {
+				return within(within(within(within(err, "["+strconv.Itoa(n)+"]"), "bid"), "[]"), "seatbid")
+			}
+		}
 	}
 	return nil
 }

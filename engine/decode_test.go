@@ -46,6 +46,30 @@ func TestDecodeResponseErrors(t *testing.T) {
 	// notes the first type error and rejects the document.
 	f(`{"id":"1","seatbid":[{"bid":[{"price":"1","price":1}]}]}`, "price: wrong JSON type string")
 	f(`{"id":"1","cur":1,"cur":"USD","seatbid":[]}`, "cur: wrong JSON type number")
+	// The same for bids a later key replaces: encoding/json decodes them
+	// into the model before the later value replaces them.
+	valid := `[{"id":"b","impid":"1","price":1}]`
+	f(`{"id":"1","seatbid":[{"bid":["x"],"bid":`+valid+`}]}`, "seatbid[].bid[0]: wrong JSON type string (offset 29)")
+	f(`{"id":"1","seatbid":[{"BID":["IAB9-9"],"bid":`+valid+`}]}`, "seatbid[].bid[0]: wrong JSON type string")
+	f(`{"id":"1","seatbid":[{"bid":[{"impid":1}],"bid":`+valid+`}]}`, "seatbid[].bid[0].impid: wrong JSON type number 1")
+	f(`{"id":"1","seatbid":[{"bid":`+valid+`},{"bid":[{},{"w":"1"}]}],"seatbid":[{"bid":`+valid+`}]}`, "seatbid[].bid[1].w: wrong JSON type string")
+	f(`{"id":"1","seatbid":[{"bid":[{"price":"1"}]}],"seatbid":null}`, "seatbid[].bid[0].price: wrong JSON type string")
+	f(`{"id":"1","seatbid":[{"bid":[{"price":"1"}],"bid":[]}]}`, "seatbid[].bid[0].price: wrong JSON type string")
+}
+
+// TestDecodeResponseReplacedBids: bids a later key replaces are checked,
+// not judged; a null among them is no error (encoding/json leaves the
+// element alone), and too many bids still decides before any is decoded.
+func TestDecodeResponseReplacedBids(t *testing.T) {
+	e, err := decodeResp(t, `{"id":"1","seatbid":[{"bid":[null,{"id":"a"}],"BID":[{"id":"b","impid":"1"}]},{"bid":[{"id":"c"}]}],"seatbid":[{}]}`, 1000)
+	require.NoError(t, err)
+	require.Len(t, e.In.Bids, 1)
+	require.Equal(t, "b", e.In.Bids[0].ID)
+
+	e, err = decodeResp(t, `{"id":"1","seatbid":[{"bid":[{"w":"x"}],"bid":[{"id":"a"},{"id":"b"},{"id":"c"}]}]}`, 2)
+	require.NoError(t, err)
+	require.True(t, e.Info().TooManyBids)
+	require.Empty(t, e.In.Bids)
 }
 
 func TestDecodeResponseRecords(t *testing.T) {

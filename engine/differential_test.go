@@ -21,7 +21,7 @@ import (
 // The reference decoder: encoding/json on the same wire types, with the
 // decode rules the engine applied before it had a decoder of its own
 // (depth, the bid request look-alike, a null bid), plus the overflow rule
-// and the empty response of GATES.md "Matching values". The differential
+// and the empty response of docs/gates.md "Decoding". The differential
 // tests hold the engine's decoder to it: same accept/reject, same values.
 
 // refValid is the syntax, depth and overflow rule, decided with
@@ -113,14 +113,23 @@ func refDecodeResponse(data []byte, maxBids int) (*refResponse, error) {
 	r.resp = w.BidResponse
 	r.resp.SeatBid = nil
 	r.info.Empty = isEmptyObject(trimmed)
-	if w.SeatBid == nil {
-		return r, nil
-	}
-	for _, sb := range *w.SeatBid {
-		r.info.BidCount += len(sb.Bid)
+	if w.SeatBid != nil {
+		for _, sb := range *w.SeatBid {
+			r.info.BidCount += len(sb.Bid)
+		}
 	}
 	if maxBids > 0 && r.info.BidCount > maxBids {
 		r.info.TooManyBids = true
+		return r, nil
+	}
+	// encoding/json on the model itself: every bid is decoded, those a
+	// later key replaces too, and a type error in any of them rejects the
+	// document.
+	var model openrtb2.BidResponse
+	if err := json.Unmarshal(data, &model); err != nil {
+		return nil, err
+	}
+	if w.SeatBid == nil {
 		return r, nil
 	}
 	r.resp.SeatBid = make([]openrtb2.SeatBid, len(*w.SeatBid))
@@ -230,6 +239,19 @@ var trickyDocuments = []string{
 	`{"id":"1","seatbid":[{"bid":[{"id":"a"}]},{"bid":[{"id":"b"},{"id":"c"}]}],"seatbid":[{"bid":[{"id":"d"}]}]}`,
 	`{"id":"1","seatbid":[{"bid":[{"id":"a","cat":["x"],"cat":"y"}]}]}`,
 	`{"id":"1","seatbid":[{"bid":[{"id":"a","ext":{"dsa":1,"dsa":{"behalf":"b"}}}]}],"ext":{"seatnonbid":1}}`,
+	// Bids a later key replaces are decoded by encoding/json all the same:
+	// a type error in one rejects the document (a repeated "bid", a case
+	// variant, a shadowed array, a repeated "seatbid" that is shorter or
+	// null, at every level); a null there is no error.
+	`{"id":"1","seatbid":[{"bid":["x"],"bid":[{"id":"b","impid":"1","price":1}]}]}`,
+	`{"id":"1","seatbid":[{"BID":["IAB9-9"],"bid":[{"id":"b","impid":"1","price":1}]}]}`,
+	`{"id":"1","seatbid":[{"bid":[{"impid":1}],"bid":[{"id":"b","impid":"1","price":1}]}]}`,
+	`{"id":"1","seatbid":[{"bid":[{"id":"a"},{"id":"b","ext":{},"w":1.5}],"bid":null}]}`,
+	`{"id":"1","seatbid":[{"bid":[{"id":"a"}]},{"bid":[{"cat":"IAB1"}]}],"seatbid":[{"bid":[{"id":"c"}]}]}`,
+	`{"id":"1","seatbid":[{"bid":[{"price":"1"}]}],"seatbid":null}`,
+	`{"id":"1","seatbid":[{"bid":[{"price":"1"}]}],"SEATBID":null,"imp":[]}`,
+	`{"id":"1","seatbid":[{"bid":[null,{"id":"a"}],"bid":[{"id":"b"}]}]}`,
+	`{"id":"1","seatbid":[{"bid":[{"id":"a"}],"Bid":[{"id":"b"}],"bId":[{"id":"c","impid":2}]},{"bid":[]}]}`,
 	` {} `, `null`, ``, "\t", `[]`, `"x"`, `1`, `true`, `{"id":1}`, `{"id":"1"} x`,
 }
 

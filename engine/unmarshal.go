@@ -46,6 +46,9 @@ type decoder struct {
 	// dec, when set, collects the strings str had to decode; the token's
 	// Next becomes the index + 1 (for the scan table).
 	dec *[]string
+	// bidArrays, when set, collects the non-empty arrays read into a
+	// seatbid's bids (rawBidsPlan), for the bids a later key replaces.
+	bidArrays *[]int
 	// While track is set (one bid), dirty records anything that makes the
 	// value's bytes decode otherwise under some conforming parser than
 	// into what the decoder made of them: a key that is not a field's exact
@@ -322,6 +325,9 @@ func (d *decoder) array(k int, p *plan, h *sliceHeader) (int, error) {
 	}
 	if n < h.len {
 		h.len = n
+	}
+	if p == rawBidsPlan && n > 0 && d.bidArrays != nil {
+		*d.bidArrays = append(*d.bidArrays, k)
 	}
 	if n == 0 {
 		*h = sliceHeader{data: unsafe.Pointer(&zeroLength)}

@@ -10,7 +10,7 @@
 // Validate is strict: it accepts exactly the documents encoding/json accepts
 // (RFC 8259 syntax, one value, only whitespace after it) and, beyond that,
 // rejects nesting deeper than MaxDepth and any number that overflows float64
-// wherever it stands (GATES.md, "Matching values"). It records whether the
+// wherever it stands (docs/gates.md, "Decoding"). It records whether the
 // strings held invalid UTF-8, which encoding/json tolerates, and escaped
 // UTF-16 surrogates. ValidateTokens also records every token it passed
 // (offsets, kind, escaped or not, and for an object or array where it ends

@@ -17,7 +17,7 @@ func Float(v []byte) (f float64, ok bool) {
 }
 
 // Int reads a JSON number with an integral value (2, -1, 2.0, 2e0): numbers
-// are compared as values (GATES.md, "Matching values"). ok is false for
+// are compared as values (docs/gates.md, "Matching values"). ok is false for
 // anything else, including values beyond ±2^53.
 func Int(v []byte) (int64, bool) {
 	i, neg := 0, false

@@ -9,7 +9,7 @@ import (
 )
 
 // MaxDepth is the deepest nesting Validate accepts: at most this many
-// objects and arrays open at once (GATES.md, "The model").
+// objects and arrays open at once (docs/gates.md, "Decoding").
 const MaxDepth = 1000
 
 // The kinds of Error.

@@ -34,7 +34,7 @@ func runBadmix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	defer e.procs.stopAll()
-	bidder, err := e.startBidder(ctx, "-bad", fmt.Sprint(*bad), "-late", fmt.Sprint(*late), "-nobid", "0.02",
+	bidder, _, err := e.startBidder(ctx, "-bad", fmt.Sprint(*bad), "-late", fmt.Sprint(*late), "-nobid", "0.02",
 		"-kinds", *kinds, "-latency", *latency)
 	if err != nil {
 		fmt.Fprintf(stderr, "badmix: %v\n", err)

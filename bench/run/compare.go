@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -144,11 +145,11 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 	defer e.procs.stopAll()
 	fmt.Fprintf(log, "benchrun: run directory %s\n", e.procs.dir)
 	m := describeMachine()
-	bidder, err := e.startBidder(ctx, "-latency", o.bidderLatency)
+	bidder, bidderGroup, err := e.startBidder(ctx, "-latency", o.bidderLatency)
 	if err != nil {
 		return "", err
 	}
-	services := []service{{name: tDirect, url: "http://" + bidder + "/bid"}}
+	services := []service{{name: tDirect, url: "http://" + bidder + "/bid", pgid: bidderGroup}}
 	fast, err := e.startProxy(ctx, tFast, "fasthttp", bidder)
 	if err != nil {
 		return "", err
@@ -194,11 +195,19 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 				s := services[(i+round)%len(services)]
 				file := filepath.Join(e.procs.dir, fmt.Sprintf("%s-%s-r%d.jsonl", md.name, fileName(s.name), round+1))
 				fmt.Fprintf(log, "benchrun: round %d/%d %-7s %-15s ", round+1, o.rounds, md.name, s.name)
+				before, cpuErr := sampleCPU(s, bidder)
 				sum, err := e.attack(ctx, o, md, s, file)
 				if err != nil {
 					return "", err
 				}
-				fmt.Fprintf(log, "%8.0f req/s  p50 %s  p99 %s\n", sum.Throughput, ms(sum.Latency.P50), ms(sum.Latency.P99))
+				after, err := sampleCPU(s, bidder)
+				if cpuErr = errors.Join(cpuErr, err); cpuErr == nil {
+					sum.setCPU(before, after)
+				}
+				fmt.Fprintf(log, "%8.0f req/s  p50 %s  p99 %s  CPU %s µs/req\n", sum.Throughput, ms(sum.Latency.P50), ms(sum.Latency.P99), cpuUs(sum))
+				if cpuErr != nil {
+					fmt.Fprintf(log, "benchrun: CPU of %s not measured: %v\n", s.name, cpuErr)
+				}
 				res.add(md.name, s.name, sum)
 				if last[md.name] == nil {
 					last[md.name] = map[string]string{}
@@ -255,6 +264,34 @@ func (e *env) attack(ctx context.Context, o compareOptions, md mode, s service, 
 	return readSummary(file)
 }
 
+// cpuSample is a target's CPU time so far and the requests the bidder has
+// received so far, read just before and just after an attack.
+type cpuSample struct {
+	cpu      time.Duration
+	requests int64
+}
+
+func sampleCPU(s service, bidder string) (cpuSample, error) {
+	cpu, err := groupCPU("/proc", s.pgid)
+	if err != nil {
+		return cpuSample{}, err
+	}
+	n, err := bidderRequests(bidder)
+	return cpuSample{cpu: cpu, requests: n}, err
+}
+
+// setCPU sets the CPU time per request of the attack between two samples:
+// the target's CPU time over the requests the bidder received, warmup
+// included on both sides: every target forwards each request once. An
+// answer made without asking the bidder (an error, an immediate 204) costs
+// CPU but counts no request, which makes the figure an upper bound then.
+func (s *attackSummary) setCPU(before, after cpuSample) {
+	if n := after.requests - before.requests; n > 0 {
+		s.cpuPerRequest = (after.cpu - before.cpu) / time.Duration(n)
+		s.cpuMeasured = true
+	}
+}
+
 // attackSummary is the part of loadtest's summary record the table uses
 // (loadtest's JSON lines are its interface; it shares no code).
 type attackSummary struct {
@@ -273,6 +310,9 @@ type attackSummary struct {
 		P999 int64 `json:"p99_9_us"`
 		Max  int64 `json:"max_us"`
 	} `json:"latency"`
+	// The target's own CPU time per request (setCPU), measured by benchrun.
+	cpuPerRequest time.Duration
+	cpuMeasured   bool
 }
 
 func (s *attackSummary) errShare() float64 {

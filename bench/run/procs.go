@@ -53,6 +53,9 @@ func (p *procs) start(name string, argv ...string) (*child, error) {
 	return c, nil
 }
 
+// pid is the child's process id, which is also its process group's id.
+func (c *child) pid() int { return c.cmd.Process.Pid }
+
 // stopAll sends SIGTERM to every child's group, waits up to 5s, then sends
 // SIGKILL to what is left.
 func (p *procs) stopAll() {

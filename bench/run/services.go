@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 type service struct {
 	name string
 	url  string // where the attack POSTs
+	pgid int    // the process group whose CPU time is the target's
 }
 
 // Target names, in the table's order.
@@ -80,19 +82,43 @@ func getOK(url string) func() error {
 }
 
 // startBidder starts `loadtest bidder` with extra flags and returns its
-// address.
-func (e *env) startBidder(ctx context.Context, extra ...string) (string, error) {
+// address and process group.
+func (e *env) startBidder(ctx context.Context, extra ...string) (string, int, error) {
 	port, err := freePort()
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
 	addr := loopback(port)
 	argv := append([]string{filepath.Join(e.bin, "loadtest"), "bidder", "-listen", addr}, extra...)
 	c, err := e.procs.start("bidder", argv...)
 	if err != nil {
-		return "", err
+		return "", 0, err
 	}
-	return addr, waitReady(ctx, c, getOK("http://"+addr+"/counts"))
+	return addr, c.pid(), waitReady(ctx, c, getOK("http://"+addr+"/counts"))
+}
+
+// bidderRequests is the number of bid requests the fake bidder at addr has
+// received (GET /counts).
+func bidderRequests(addr string) (int64, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get("http://" + addr + "/counts")
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("bidder /counts: status %d", resp.StatusCode)
+	}
+	var counts struct {
+		Requests *int64 `json:"requests"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&counts); err != nil {
+		return 0, fmt.Errorf("bidder /counts: %w", err)
+	}
+	if counts.Requests == nil {
+		return 0, errors.New("bidder /counts: no requests count")
+	}
+	return *counts.Requests, nil
 }
 
 // startProxy starts a baseline proxy of bench (`benchrun proxy`).
@@ -105,7 +131,7 @@ func (e *env) startProxy(ctx context.Context, name, impl, bidder string) (servic
 	if err != nil {
 		return service{}, err
 	}
-	s := service{name: name, url: "http://" + loopback(port) + "/bid"}
+	s := service{name: name, url: "http://" + loopback(port) + "/bid", pgid: c.pid()}
 	return s, waitReady(ctx, c, e.postProbe(s.url))
 }
 
@@ -135,7 +161,7 @@ func (e *env) startBidguard(ctx context.Context, name, binary, bidder string) (s
 	if err != nil {
 		return service{}, "", err
 	}
-	s := service{name: name, url: "http://" + loopback(port) + "/bid"}
+	s := service{name: name, url: "http://" + loopback(port) + "/bid", pgid: c.pid()}
 	adminURL := "http://" + loopback(admin)
 	if err := waitReady(ctx, c, getOK(adminURL+"/readyz")); err != nil {
 		return service{}, "", err
@@ -276,7 +302,7 @@ func (e *env) startNginx(ctx context.Context, nginx, bidder string) (service, er
 	if err != nil {
 		return service{}, err
 	}
-	s := service{name: tNginx, url: "http://" + loopback(port) + "/bid"}
+	s := service{name: tNginx, url: "http://" + loopback(port) + "/bid", pgid: c.pid()}
 	return s, waitReady(ctx, c, e.postProbe(s.url))
 }
 

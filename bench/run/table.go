@@ -48,6 +48,36 @@ var (
 	statErr        stat = func(s *attackSummary) float64 { return s.errShare() }
 )
 
+// cpuMedian is the median over rounds of a target's CPU µs per request,
+// over the rounds where it was measured.
+func (r results) cpuMedian(mode, target string) (float64, bool) {
+	var vs []float64
+	for _, s := range r[mode][target] {
+		if s.cpuMeasured {
+			vs = append(vs, float64(s.cpuPerRequest)/float64(time.Microsecond))
+		}
+	}
+	return median(vs), len(vs) > 0
+}
+
+// cpuColumns are a target's "CPU µs/req" and "CPU × bare" cells.
+func (r results) cpuColumns(mode, target string) (string, string) {
+	cpu, ok := r.cpuMedian(mode, target)
+	if !ok {
+		return "n/a", "n/a"
+	}
+	bare, haveBare := r.cpuMedian(mode, tFast)
+	return fmt.Sprintf("%.1f", cpu), ratio(cpu, bare, haveBare)
+}
+
+// cpuUs formats one attack's CPU µs per request for the log.
+func cpuUs(s *attackSummary) string {
+	if !s.cpuMeasured {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.1f", float64(s.cpuPerRequest)/float64(time.Microsecond))
+}
+
 func (r results) median(mode, target string, f stat) (float64, bool) {
 	runs := r[mode][target]
 	if len(runs) == 0 {
@@ -132,7 +162,7 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 		nginxThr, haveNginx := r.median(md.name, tNginx, statThroughput)
 		fastThr, haveFast := r.median(md.name, tFast, statThroughput)
 		if md.rate == 0 {
-			b.WriteString("| target | req/s | × nginx | × bare proxy | p50 ms | p99 ms | p99.9 ms | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|\n")
+			b.WriteString("| target | req/s | CPU µs/req | CPU × bare | × nginx | × bare proxy | p50 ms | p99 ms | p99.9 ms | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 			for _, t := range targets {
 				thr, ok := r.median(md.name, t, statThroughput)
 				if !ok {
@@ -142,12 +172,18 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 				p99, _ := r.median(md.name, t, statP99)
 				p999, _ := r.median(md.name, t, statP999)
 				e, _ := r.median(md.name, t, statErr)
-				fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %s | %s |\n", t, thr, ratio(thr, nginxThr, haveNginx), ratio(thr, fastThr, haveFast),
+				cpu, cpuBare := r.cpuColumns(md.name, t)
+				fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s |\n", t, thr, cpu, cpuBare, ratio(thr, nginxThr, haveNginx), ratio(thr, fastThr, haveFast),
 					fmsf(p50), fmsf(p99), fmsf(p999), pct(e))
 			}
 			if base, ok := r.median(md.name, tBaseline, statThroughput); ok {
 				thr, _ := r.median(md.name, tBidguard, statThroughput)
-				fmt.Fprintf(&b, "\nbidguard against the baseline build: %s the throughput.\n", ratio(thr, base, true))
+				fmt.Fprintf(&b, "\nbidguard against the baseline build: %s the throughput", ratio(thr, base, true))
+				if baseCPU, ok := r.cpuMedian(md.name, tBaseline); ok {
+					cpu, ok := r.cpuMedian(md.name, tBidguard)
+					fmt.Fprintf(&b, ", %s the CPU per request", ratio(cpu, baseCPU, ok))
+				}
+				b.WriteString(".\n")
 			}
 			continue
 		}
@@ -155,7 +191,7 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 		nginx99, _ := r.median(md.name, tNginx, statP99)
 		fast50, _ := r.median(md.name, tFast, statP50)
 		fast99, _ := r.median(md.name, tFast, statP99)
-		b.WriteString("| target | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | p50 × nginx | p99 × nginx | p50 × bare | p99 × bare | late sends | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+		b.WriteString("| target | req/s | CPU µs/req | CPU × bare | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | p50 × nginx | p99 × nginx | p50 × bare | p99 × bare | late sends | errors |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 		for _, t := range targets {
 			thr, ok := r.median(md.name, t, statThroughput)
 			if !ok {
@@ -168,7 +204,8 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 			mx, _ := r.median(md.name, t, statMax)
 			late, _ := r.median(md.name, t, statLate)
 			e, _ := r.median(md.name, t, statErr)
-			fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t, thr, fmsf(p50), fmsf(p90), fmsf(p99), fmsf(p999), fmsf(mx),
+			cpu, cpuBare := r.cpuColumns(md.name, t)
+			fmt.Fprintf(&b, "| %s | %.0f | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", t, thr, cpu, cpuBare, fmsf(p50), fmsf(p90), fmsf(p99), fmsf(p999), fmsf(mx),
 				ratio(p50, nginx50, haveNginx), ratio(p99, nginx99, haveNginx), ratio(p50, fast50, haveFast), ratio(p99, fast99, haveFast), pct(late), pct(e))
 		}
 		if base50, ok := r.median(md.name, tBaseline, statP50); ok {
@@ -178,6 +215,6 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 			fmt.Fprintf(&b, "\nbidguard against the baseline build: p50 %s, p99 %s.\n", ratio(p50, base50, true), ratio(p99, base99, true))
 		}
 	}
-	b.WriteString("\nThroughput ratios: higher is better; latency ratios: lower is better. A late-send share over 1% means the generator could not keep the schedule in that run (its latencies still count from the scheduled times).\n")
+	b.WriteString("\nCPU µs/req is the target's own CPU time (user + system, all its processes: nginx's workers included; for direct, the bidder's) over the requests the bidder received, from /proc before and after each attack, warmup included; the kernel counts it in clock ticks (10 ms at 100 Hz). Throughput ratios: higher is better; latency and CPU ratios: lower is better. A late-send share over 1% means the generator could not keep the schedule in that run (its latencies still count from the scheduled times).\n")
 	return b.String()
 }
