@@ -29,11 +29,36 @@ type kind struct {
 	applies   func(r *reqInfo, imp *impInfo) bool
 	apply     func(r *reqInfo, imp *impInfo, b *bidSpec)
 	applyResp func(r *reqInfo, s *respSpec)
+	// needs names the gate option under which the kind is bad ("" for
+	// the gate's defaults): a run counting it needs a config that sets it.
+	needs string
+	// pod, instead of apply, makes the bid bad against the valid bids the
+	// builder has already written for its dynamic pod (build.go).
+	pod podAction
+	tag string // "bad-" + name
+}
+
+// podAction is how a pod kind is built against the pod's earlier bids.
+type podAction uint8
+
+const (
+	podNone        podAction = iota
+	podOverfill              // valid bids until the pod is full, then one more
+	podShareDomain           // a bid sharing the adomain of an earlier bid of the pod
+	podShareCat              // a bid sharing the category of an earlier bid of the pod
+)
+
+func init() {
+	kinds = append(kinds, videoKinds...)
+	for _, k := range kinds {
+		k.tag = tagBad + k.name
+	}
 }
 
 func always(*reqInfo, *impInfo) bool { return true }
 
-// kinds is every bad-bid kind, in the order of the default policy's gates.
+// kinds is every bad-bid kind, in the order of the default policy's
+// gates, then the video and pod kinds (ctv.go).
 var kinds = []*kind{
 	{name: "wrong-id", gate: "rtb.response-id", response: true, applies: always,
 		applyResp: func(_ *reqInfo, s *respSpec) { s.wrongID = true }},
@@ -63,14 +88,16 @@ var kinds = []*kind{
 	{name: "unknown-deal", gate: "rtb.deal", applies: always,
 		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.dealid = "loadtest-no-such-deal" }},
 	{name: "no-adomain", gate: "rtb.adomain-verify", applies: always,
-		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = "" }},
+		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = nil }},
 	{name: "placeholder-adomain", gate: "rtb.adomain-verify", applies: always,
-		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = "example.com" }},
+		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = []byte("example.com") }},
 	{name: "adomain-format", gate: "rtb.adomain-verify", applies: always,
-		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = "https://" + b.adomain + "/landing" }},
+		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) {
+			b.adomain = append(append([]byte("https://"), b.adomain...), "/landing"...)
+		}},
 	{name: "badv", gate: "rtb.badv-compliance",
 		applies: func(r *reqInfo, _ *impInfo) bool { return blockableDomain(r.badv) != "" },
-		apply:   func(r *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = blockableDomain(r.badv) }},
+		apply:   func(r *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = []byte(blockableDomain(r.badv)) }},
 	{name: "bapp", gate: "rtb.bapp-compliance",
 		applies: func(r *reqInfo, _ *impInfo) bool { return len(r.bapp) > 0 },
 		apply:   func(r *reqInfo, _ *impInfo, b *bidSpec) { b.bundle = string(r.bapp[0]) }},
