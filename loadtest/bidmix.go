@@ -29,9 +29,9 @@ type respSpec struct {
 // slices are reused from request to request.
 type plan struct {
 	late  bool
-	resp  *kind  // a response-level kind, or nil
-	slots []slot // one per bid, in the order the bids are numbered
-	elig  []elig // the imps the bidder can bid on, in request order
+	resp  *kind    // a response-level kind, or nil
+	slots []slot   // one per bid, in the order the bids are numbered
+	elig  []elig   // the imps the bidder can bid on, in request order
 	cats  []string // valid bids' categories (validCats)
 	badv  []string // the request's badv, normalised
 	// The seats: seatCount consecutive seats of a pool of poolSize from
@@ -200,7 +200,6 @@ func validCats(r *reqInfo, dst []string) []string {
 	}
 	return dst
 }
-
 
 // priceJump multiplies the valid bids' prices of one seat by factor from at
 // on (-jump): a seat whose pricing config broke, for the anomaly detector.

@@ -44,12 +44,12 @@ type builder struct {
 	// Scratch: markup, ids and the current bid's domain and brand.
 	adm, adid, prevID, dom, brand []byte
 	// Per imp, the valid bids written so far (the ones a pod gate keeps).
-	pods      []podState
-	brands    int  // brand numbers given out in this build
-	seatOpen  bool // a seatbid is open
-	nseats    int
-	seatNo    int
-	nbids     int
+	pods     []podState
+	brands   int  // brand numbers given out in this build
+	seatOpen bool // a seatbid is open
+	nseats   int
+	seatNo   int
+	nbids    int
 }
 
 // podState is what a pod gate has kept of an imp so far: the valid bids
