@@ -41,7 +41,8 @@ type builder struct {
 	rng      *rand.Rand // over src
 	// sent holds the tag of every bid of the last build, in order.
 	sent []string
-	// Scratch: markup, ids and the current bid's domain and brand.
+	// Scratch: the bid being written, its markup, ids, domain and brand.
+	spec                          bidSpec
 	adm, adid, prevID, dom, brand []byte
 	// Per imp, the valid bids written so far (the ones a pod gate keeps).
 	pods     []podState
@@ -199,9 +200,9 @@ func (b *builder) openBid(dst []byte) []byte {
 // writeSlot writes the bid of slot sl (and the valid bids a pod kind needs
 // before it). A valid bid that no longer fits its dynamic pod is left out.
 func (b *builder) writeSlot(dst []byte, r *reqInfo, p *plan, sl slot) []byte {
-	var s bidSpec
+	s := &b.spec
 	imp := &r.imps[sl.imp]
-	if !b.validBid(&s, r, p, sl, b.seatNo) {
+	if !b.validBid(s, r, p, sl, b.seatNo) {
 		return dst
 	}
 	k := sl.kind
@@ -212,17 +213,17 @@ func (b *builder) writeSlot(dst []byte, r *reqInfo, p *plan, sl slot) []byte {
 		s.tag = p.resp.tag
 	case k == nil:
 	case k.name == "dup-id":
-		dst = b.writeValid(dst, r, sl, &s)
+		dst = b.writeValid(dst, r, sl, s)
 		s.tag, s.dupOf, s.serial = k.tag, true, b.serial.Add(1)
-		return b.writeBid(dst, r, &s)
+		return b.writeBid(dst, r, s)
 	case k.pod != podNone:
 		return b.writePodKind(dst, r, p, sl, k)
 	default:
 		s.tag = k.tag
-		k.apply(r, imp, &s)
-		return b.writeBid(dst, r, &s)
+		k.apply(r, imp, s)
+		return b.writeBid(dst, r, s)
 	}
-	return b.writeValid(dst, r, sl, &s)
+	return b.writeValid(dst, r, sl, s)
 }
 
 // writeValid writes s, a valid (or late) bid, when it fits its pod, and
@@ -247,26 +248,33 @@ func (b *builder) writeValid(dst []byte, r *reqInfo, sl slot, s *bidSpec) []byte
 // has no room left for that, the kind falls back (no bid).
 func (b *builder) writePodKind(dst []byte, r *reqInfo, p *plan, sl slot, k *kind) []byte {
 	imp := &r.imps[sl.imp]
-	var s bidSpec
+	s := &b.spec
 	switch k.pod {
 	case podOverfill:
+		full := false
 		for range maxPodFill + 1 {
-			if !b.validBid(&s, r, p, sl, b.seatNo) {
+			if !b.validBid(s, r, p, sl, b.seatNo) {
 				return dst
 			}
-			if !b.fits(sl.imp, &imp.av, s.dur) {
+			if full = !b.fits(sl.imp, &imp.av, s.dur); full {
 				break
 			}
-			dst = b.writeValid(dst, r, sl, &s)
+			dst = b.writeValid(dst, r, sl, s)
+		}
+		if !full {
+			if b.fallback != nil {
+				b.fallback(k)
+			}
+			return dst
 		}
 	case podShareDomain, podShareCat:
 		if b.pods[sl.imp].count == 0 {
-			if !b.validBid(&s, r, p, sl, b.seatNo) {
+			if !b.validBid(s, r, p, sl, b.seatNo) {
 				return dst
 			}
-			dst = b.writeValid(dst, r, sl, &s)
+			dst = b.writeValid(dst, r, sl, s)
 		}
-		if !b.validBid(&s, r, p, sl, b.seatNo) {
+		if !b.validBid(s, r, p, sl, b.seatNo) {
 			return dst
 		}
 		if b.pods[sl.imp].count == 0 || !b.fits(sl.imp, &imp.av, s.dur) {
@@ -283,7 +291,7 @@ func (b *builder) writePodKind(dst []byte, r *reqInfo, p *plan, sl slot, k *kind
 		}
 	}
 	s.tag = k.tag
-	return b.writeBid(dst, r, &s)
+	return b.writeBid(dst, r, s)
 }
 
 // writeBid writes one bid. A dupOf bid carries the id of the bid written
@@ -470,19 +478,24 @@ func appendAdm(dst []byte, s *bidSpec, adid, brand []byte) []byte {
 }
 
 // appendJSONString writes s as a JSON string: quotes, backslashes and
-// control characters escaped, everything else (HTML included) as is.
+// control characters escaped, everything else (HTML included) as is. Runs
+// of bytes that need no escape are copied at once.
 func appendJSONString(dst, s []byte) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
+	start := 0
+	for i, c := range s {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		start = i + 1
+		if c < 0x20 {
 			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			dst = append(dst, c)
+		} else {
+			dst = append(dst, '\\', c)
 		}
 	}
+	dst = append(dst, s[start:]...)
 	return append(dst, '"')
 }
