@@ -138,7 +138,9 @@ func newMix(bad float64, selected []*kind) *mix {
 // draw sets the bad kinds of p's slots (laid out for request r): each
 // kind gets about bad/len(kinds) of the bids. A kind drawn for an imp (or
 // a request) it does not apply to is reported to fallback and that bid is
-// sent valid.
+// sent valid; so is dup-id on the first bid. An answer then holds exactly
+// the plan's bids, except that the pod kinds add the valid bids they need
+// before their bad one.
 func (m *mix) draw(r *reqInfo, p *plan, rng *rand.Rand, fallback func(*kind)) {
 	p.resp = nil
 	for j := range p.slots {
@@ -164,6 +166,12 @@ func (m *mix) draw(r *reqInfo, p *plan, rng *rand.Rand, fallback func(*kind)) {
 			continue
 		}
 		k := m.bidKinds[rng.IntN(len(m.bidKinds))]
+		if j == 0 && k.name == "dup-id" {
+			// The first bid has no earlier id to copy: a duplicate there
+			// would be one bid more than the plan's count.
+			fallback(k)
+			continue
+		}
 		if imp := &r.imps[p.slots[j].imp]; k.applies(r, imp) {
 			p.slots[j].kind = k
 		} else {

@@ -11,7 +11,7 @@ type bidSpec struct {
 	tag                             string // ok, late or bad-<kind>
 	serial                          uint64 // the n of its adid
 	noID, noCrid, noMarkup          bool
-	noPrice, dupOf                  bool // dupOf: id copied from the bid written before it
+	noPrice, dupOf                  bool // dupOf: id copied from the last bid written with one
 	insecure, privateNurl, redirect bool
 	impid                           []byte
 	price                           float64
@@ -145,6 +145,7 @@ func (b *builder) build(dst []byte, r *reqInfo, p *plan) []byte {
 		p.resp.applyResp(r, &rs)
 	}
 	b.sent, b.brands, b.nseats, b.nbids = b.sent[:0], 0, 0, 0
+	b.prevID = b.prevID[:0]
 	if cap(b.pods) < len(r.imps) {
 		b.pods = make([]podState, len(r.imps))
 	}
@@ -213,8 +214,14 @@ func (b *builder) writeSlot(dst []byte, r *reqInfo, p *plan, sl slot) []byte {
 		s.tag = p.resp.tag
 	case k == nil:
 	case k.name == "dup-id":
-		dst = b.writeValid(dst, r, sl, s)
-		s.tag, s.dupOf, s.serial = k.tag, true, b.serial.Add(1)
+		// The id of the last bid written with one (uniqueBidId fails every
+		// later holder of an id, whatever happened to the first); a valid
+		// bid first when there is none yet.
+		if len(b.prevID) == 0 {
+			dst = b.writeValid(dst, r, sl, s)
+			s.serial = b.serial.Add(1)
+		}
+		s.tag, s.dupOf = k.tag, true
 		return b.writeBid(dst, r, s)
 	case k.pod != podNone:
 		return b.writePodKind(dst, r, p, sl, k)
@@ -294,8 +301,8 @@ func (b *builder) writePodKind(dst []byte, r *reqInfo, p *plan, sl slot, k *kind
 	return b.writeBid(dst, r, s)
 }
 
-// writeBid writes one bid. A dupOf bid carries the id of the bid written
-// before it.
+// writeBid writes one bid. A dupOf bid carries the id of the last bid
+// written with an id.
 func (b *builder) writeBid(dst []byte, r *reqInfo, s *bidSpec) []byte {
 	dst = b.openBid(dst)
 	b.nbids++
@@ -313,7 +320,7 @@ func (b *builder) writeBid(dst []byte, r *reqInfo, s *bidSpec) []byte {
 		}
 		dst = append(dst, `",`...)
 	}
-	if !s.dupOf {
+	if !s.dupOf && !s.noID {
 		b.prevID = append(b.prevID[:0], adid...)
 	}
 	if s.impid != nil {

@@ -18,7 +18,7 @@ var seatOverrides = []struct {
 	value        func(v int) string
 }{
 	{"rtb.bid-sanity", "maxPrice", func(v int) string { return strconv.Itoa(1000 + v) }},
-	{"rtb.markup-safety", "maxAdmBytes", func(v int) string { return strconv.Itoa(1<<20 - v) }},
+	{"rtb.markup-safety", "maxAdmBytes", func(v int) string { return strconv.Itoa(1<<20 - 1 - v) }},
 	{"rtb.url-safety", "extraInternalNames", func(v int) string { return "[seat-" + strconv.Itoa(v) + ".loadtest.internal]" }},
 }
 

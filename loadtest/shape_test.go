@@ -192,6 +192,19 @@ func TestBidsAndSeats(t *testing.T) {
 	require.InDelta(t, math.Log(1.5), logs[len(logs)/2], 0.05, "median price 1.5 x the floor")
 	require.Greater(t, logs[len(logs)*9/10]-logs[len(logs)/10], 0.5, "prices spread")
 
+	// With the default bad-bid mix too, -bids is the exact count (the
+	// limit bidguard's limits.maxBids applies to the whole answer).
+	selected, err := selectKinds("default")
+	require.NoError(t, err)
+	thousand, _ := parseCountDist("1000", "imps")
+	for n := range 20 {
+		body := answerFor(t, bidShape{bids: thousand, seats: 10_000}, newMix(0.3, selected),
+			newBuilder(new(atomic.Uint64), priceNoise{median: 1.5, sigma: 0.3}, 10_000), reqs[0], uint64(n))
+		count := 0
+		forEachBidTag(body, func([]byte) { count++ })
+		require.Equal(t, 1000, count, "answer %d", n)
+	}
+
 	seatsSeen := map[string]bool{}
 	bd, _ := parseCountDist("1-4", "imps")
 	sh := bidShape{bids: bd, seats: 10_000}
