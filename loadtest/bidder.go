@@ -27,7 +27,7 @@ import (
 // countsPath is where the fake bidder serves its counts (GET).
 const countsPath = "/counts"
 
-// defaultTmax is the tmax assumed for a request without one (DESIGN.md
+// defaultTmax is the tmax assumed for a request without one (docs/design.md,
 // deadline.defaultTmaxMs).
 const defaultTmax = 200 * time.Millisecond
 

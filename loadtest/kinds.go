@@ -7,10 +7,13 @@ import (
 	"strings"
 )
 
-// A kind is one way to break one rule of one gate of bidguard's default
-// policy (GATES.md). Each bad bid is a valid bid with exactly one change, so
-// under failFast the gate meant to reject it is the first that does:
-// TestKindsAgainstCheck proves it with `bidguard check`. A response-level
+// A kind is one way to break one rule of one gate of bidguard
+// (docs/gates.md): of the default policy, or, for a pending kind, of a gate
+// a config must add. Each bad bid is a valid bid with exactly one change,
+// so under failFast the gate meant to reject it is the first that does:
+// TestKindsAgainstCheck proves it with `bidguard check`, and for the video
+// and pod kinds TestVideoKindsAreBad with a reading of the rules until
+// their gates exist. A response-level
 // kind breaks the response as a whole: every bid in it is tagged with the
 // kind and counted against the kind's gate (bidguard counts a response-level
 // rejection once per bid).
@@ -197,7 +200,7 @@ func unofferedMedia(imp *impInfo) int {
 }
 
 // childUnsafe is audienceSafety's default unsafe set for Content Taxonomy
-// 1.0 (GATES.md), in the order tried.
+// 1.0 (docs/gates.md), in the order tried.
 var childUnsafe = []string{"IAB25", "IAB26", "IAB7-39", "IAB7-42", "IAB8-5", "IAB8-18", "IAB9-9", "IAB14-1"}
 
 // unsafeFor returns a category from childUnsafe that bcatCompliance lets
@@ -285,7 +288,7 @@ func isPlainHostname(d string) bool {
 }
 
 // placeholders are adomainVerify's built-in placeholder domains and
-// reserved TLDs (GATES.md).
+// reserved TLDs (docs/gates.md).
 var (
 	placeholders = []string{"advertiserdomain.com", "example.com", "example.org", "example.net", "test.com", "placeholder.com", "localhost", "foo.com", "bar.com"}
 	reservedTLDs = []string{"example", "test", "invalid", "localhost"}
