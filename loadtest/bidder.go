@@ -96,7 +96,8 @@ func runBidder(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bidder: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "loadtest bidder on http://%s (counts: GET %s)\n", ln.Addr(), countsPath)
+	fmt.Fprintf(stdout, "loadtest bidder on http://%s (counts: GET %s; -bids %s, -seats %d, -seats-per-response %s)\n",
+		ln.Addr(), countsPath, o.bids, o.seats, o.seatsPerResp)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := bd.server(o.idle)

@@ -457,3 +457,64 @@ func TestVideoMixProperty(t *testing.T) {
 	require.Greater(t, nbad, 200)
 	require.Greater(t, nok, 1000)
 }
+
+// TestGenerateCTVRequests: -gen-ctv makes about its share of CTV requests
+// (an app on a connected TV, video imps only) holding every break shape,
+// and none without it.
+func TestGenerateCTVRequests(t *testing.T) {
+	reqs, err := generateRequests(genOptions{count: 400, impsLo: 1, impsHi: 6, tmaxLo: 100, tmaxHi: 200, ctv: 0.5, seed: 4})
+	require.NoError(t, err)
+	ctv := 0
+	shapes := map[string]bool{}
+	for _, body := range reqs {
+		var r struct {
+			App    map[string]any
+			Site   map[string]any
+			Device struct{ DeviceType int }
+			Imp    []ctvImpJSON
+		}
+		require.NoError(t, json.Unmarshal(body, &r))
+		if r.App == nil {
+			require.NotNil(t, r.Site)
+			continue
+		}
+		ctv++
+		require.Nil(t, r.Site)
+		require.Equal(t, 3, r.Device.DeviceType, "a connected TV")
+		pods := map[string][]*ctvImpJSON{}
+		for i := range r.Imp {
+			imp := &r.Imp[i]
+			require.NotNil(t, imp.Video, "video imps only")
+			require.Nil(t, imp.Banner)
+			require.NotEmpty(t, imp.Video.Protocols)
+			require.NotEmpty(t, imp.Video.Mimes)
+			if imp.Video.PodID == "" {
+				require.False(t, imp.inPod())
+				shapes["instream"] = true
+				continue
+			}
+			pods[imp.Video.PodID] = append(pods[imp.Video.PodID], imp)
+		}
+		for _, imps := range pods {
+			dynamic := slices.ContainsFunc(imps, (*ctvImpJSON).dynamic)
+			switch {
+			case len(imps) == 3 && !dynamic:
+				shapes["structured"] = true
+			case len(imps) == 1 && dynamic:
+				shapes["dynamic"] = true
+			case len(imps) == 2 && dynamic:
+				shapes["hybrid"] = true
+			default:
+				t.Fatalf("unexpected pod %+v", imps)
+			}
+		}
+	}
+	require.InDelta(t, 200, ctv, 40)
+	require.Len(t, shapes, 4, "structured, dynamic, hybrid and instream breaks")
+
+	plain, err := generateRequests(genOptions{count: 50, impsLo: 1, impsHi: 3, tmaxLo: 100, tmaxHi: 200, seed: 4})
+	require.NoError(t, err)
+	for _, body := range plain {
+		require.NotContains(t, string(body), `"app"`)
+	}
+}

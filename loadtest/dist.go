@@ -71,18 +71,6 @@ func (d countDist) draw(rng *rand.Rand, def int) int {
 	return def
 }
 
-func (d countDist) String() string {
-	switch d.kind {
-	case "fixed":
-		return strconv.Itoa(d.lo)
-	case "uniform":
-		return fmt.Sprintf("%d-%d", d.lo, d.hi)
-	case "geo":
-		return "geo:" + strconv.FormatFloat(d.mean, 'g', -1, 64)
-	}
-	return "default"
-}
-
 // priceNoise spreads valid bids' prices: a lognormal factor around median
 // times the bid's reference price (the imp's floor, or the per-second floor
 // times the duration when higher; 1 when the imp has neither), so the
