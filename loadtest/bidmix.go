@@ -50,9 +50,15 @@ type slot struct {
 // elig is an imp the bidder can bid on, with what a valid bid for it
 // carries beyond the imp's own fields.
 type elig struct {
-	imp     int
-	av      avAnswer // video and audio imps
-	catBase int      // first index into plan.cats for this imp's bids
+	imp int
+	av  avAnswer // video and audio imps
+	// Valid bids that can play in one ad break never share a category (as
+	// long as a pod needs no more than plan.cats holds): an imp's valid
+	// bids take plan.cats from catBase on (mod its length), the k-th valid
+	// bid kept in a dynamic pod the k-th of its catSlots (capped at
+	// len(safeCats)); the other imps' bids are alternatives for one slot
+	// and share one. The imps of a pod (one podid) take consecutive ranges.
+	catBase, catSlots int
 }
 
 // bidShape is how many bids an answer holds and from how many seats: the
@@ -75,13 +81,12 @@ func (sh *bidShape) layout(r *reqInfo, p *plan, rng *rand.Rand) {
 		p.badv = append(p.badv, normDomain(d))
 	}
 	cur := respCur(r)
-	base := 0
 	for i := range r.imps {
 		imp := &r.imps[i]
 		if !eligible(imp, cur) {
 			continue
 		}
-		e := elig{imp: i, catBase: base}
+		e := elig{imp: i, catBase: i}
 		if mt := imp.media(); mt == mtVideo || mt == mtAudio {
 			a, ok := answerAV(imp)
 			if !ok {
@@ -89,7 +94,20 @@ func (sh *bidShape) layout(r *reqInfo, p *plan, rng *rand.Rand) {
 			}
 			e.av = a
 		}
-		base += e.catSlots(imp)
+		e.catSlots = 1
+		if imp.av.dynamic() {
+			e.catSlots = min(e.av.capacity(imp), len(safeCats))
+		}
+		if len(imp.av.podID) > 0 {
+			// After the categories of the pod's earlier imps.
+			e.catBase = 0
+			for k := len(p.elig) - 1; k >= 0; k-- {
+				if prev := &p.elig[k]; string(r.imps[prev.imp].av.podID) == string(imp.av.podID) {
+					e.catBase = prev.catBase + prev.catSlots
+					break
+				}
+			}
+		}
 		p.elig = append(p.elig, e)
 	}
 	n := 0
@@ -103,17 +121,6 @@ func (sh *bidShape) layout(r *reqInfo, p *plan, rng *rand.Rand) {
 	p.poolSize = max(sh.seats, 1)
 	p.seatCount = min(max(sh.seatsPerResp.draw(rng, p.poolSize), 1), p.poolSize, max(n, 1))
 	p.seatStart = rng.IntN(p.poolSize)
-}
-
-// catSlots is how many distinct categories the imp's valid bids need so
-// that bids that can play in one ad break never share one: a bid per slot
-// of a dynamic pod (capped), one for every other imp (its bids are
-// alternatives for one slot).
-func (e *elig) catSlots(imp *impInfo) int {
-	if !imp.av.dynamic() {
-		return 1
-	}
-	return min(e.av.capacity(imp), len(safeCats))
 }
 
 // mix is the fake bidder's bad-bid mix.
