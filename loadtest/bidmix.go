@@ -146,8 +146,9 @@ func newMix(bad float64, selected []*kind) *mix {
 // kind gets about bad/len(kinds) of the bids. A kind drawn for an imp (or
 // a request) it does not apply to is reported to fallback and that bid is
 // sent valid; so is dup-id on the first bid. An answer then holds exactly
-// the plan's bids, except that the pod kinds add the valid bids they need
-// before their bad one.
+// the plan's bids, except on dynamic pods (build.go: valid bids a full
+// pod has no room for are left out, pod kinds add the valid bids they need
+// before their bad one).
 func (m *mix) draw(r *reqInfo, p *plan, rng *rand.Rand, fallback func(*kind)) {
 	p.resp = nil
 	for j := range p.slots {

@@ -69,7 +69,8 @@ func newBuilder(serial *atomic.Uint64, noise priceNoise, seats int) *builder {
 }
 
 // seed reseeds the builder's random source from (seed, n): the draws of
-// the answer numbered n.
+// the answer numbered n (layout, then mix.draw). build reseeds it for each
+// bid's price (priceNoise.factor), so those draws must come first.
 func (b *builder) seed(n uint64) { b.src.Seed(b.noise.seed^0x6c6f6164, n) }
 
 // fits reports whether a valid bid of duration dur still fits imp's

@@ -49,7 +49,8 @@
 //   - -bids: bids per answer: imps (the default: one per imp it can bid
 //     on), N, A-B (uniform) or geo:MEAN (geometric, 1 the most likely),
 //     spread over the imps in turn. The count is exact, bad bids included,
-//     except that the pod kinds add the valid bids their pod needs first.
+//     except on dynamic pods: valid bids a full pod has no room for are
+//     left out, and the pod kinds add the valid bids they need first.
 //     A 1,000-bid answer to a three-imp display request is about 730 KB
 //     and costs the bidder about 1.5 ms of CPU (BenchmarkAnswer1000).
 //   - -seats N: the seat pool, seat-00001 .. seat-N (zero-padded to at
