@@ -518,3 +518,23 @@ func TestGenerateCTVRequests(t *testing.T) {
 		require.NotContains(t, string(body), `"app"`)
 	}
 }
+
+// TestAudioAnswer: an audio imp gets mtype 3, a duration within its
+// bounds and VAST with a MediaFile of its MIME type in a listed version.
+func TestAudioAnswer(t *testing.T) {
+	req := []byte(`{"id":"a1","imp":[{"id":"1","audio":{"mimes":["audio/MP4"],"protocols":[3,6],"minduration":20,"maxduration":40,"mincpmpersec":0.1},"bidfloor":1}]}`)
+	resp, err := samplePair(req, nil)
+	require.NoError(t, err)
+	var rs struct{ Seatbid []struct{ Bid []ctvBid } }
+	require.NoError(t, json.Unmarshal(resp, &rs))
+	b := rs.Seatbid[0].Bid[0]
+	require.Equal(t, 3, b.MType)
+	require.Equal(t, 20, b.Dur, "15 s raised to minduration")
+	require.GreaterOrEqual(t, b.Price, 2.0, "mincpmpersec x dur")
+	v := readVAST(b.Adm)
+	require.True(t, v.ok)
+	require.Equal(t, "3.0", v.version)
+	require.Equal(t, "inline", v.kind)
+	require.Equal(t, 20, v.dur)
+	require.Equal(t, []string{"audio/mp4"}, v.types)
+}
