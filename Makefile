@@ -46,7 +46,11 @@ compare: build
 	./bin/benchrun compare $(COMPARE_ARGS)
 
 # The bad-bid mix through bidguard: fails if a bad or late bid reached the
-# client. LOADTEST_ARGS: see bin/benchrun badmix -h.
+# client. LOADTEST_ARGS: see bin/benchrun badmix -h; scenarios (1,000-bid
+# answers, 10,000 seat policies, CTV) in bench/README.md, e.g.
+#   make loadtest LOADTEST_ARGS='-rate 50 -bidder-args "-bids 1000 -seats 10000"'
+#   bin/loadtest seats -n 10000 -out bench/out/seats10k
+#   make loadtest LOADTEST_ARGS='-seats-dir bench/out/seats10k -bidder-args "-seats 10000 -bids 1-20"'
 loadtest: build
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/benchrun ./bench/run
 	./bin/benchrun badmix $(LOADTEST_ARGS)

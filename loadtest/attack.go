@@ -51,6 +51,7 @@ func attackFlags(fs *flag.FlagSet, o *attackOptions) {
 	fs.StringVar(&o.genTmax, "gen-tmax", "100-200", "generated: tmax in ms, N or A-B")
 	fs.Float64Var(&o.gen.coppa, "gen-coppa", 0.1, "generated: share of child-directed requests")
 	fs.Float64Var(&o.gen.dsa, "gen-dsa", 0.1, "generated: share of requests requiring DSA transparency")
+	fs.Float64Var(&o.gen.ctv, "gen-ctv", 0, "generated: share of CTV requests (an app on a TV; video imps in structured, dynamic and hybrid ad pods)")
 	fs.Uint64Var(&o.gen.seed, "seed", 1, "generated: random seed")
 	fs.StringVar(&o.out, "out", "-", "JSON lines output file (- = stdout)")
 	fs.StringVar(&o.label, "label", "", "label written in the meta record")

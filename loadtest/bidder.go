@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,19 +27,24 @@ import (
 // countsPath is where the fake bidder serves its counts (GET).
 const countsPath = "/counts"
 
-// defaultTmax is the tmax assumed for a request without one (DESIGN.md
+// defaultTmax is the tmax assumed for a request without one (docs/design.md,
 // deadline.defaultTmaxMs).
 const defaultTmax = 200 * time.Millisecond
 
 // bidderOptions are the flags of `loadtest bidder`.
 type bidderOptions struct {
 	listen, latency, kinds, countsOut, sample string
-	jump                                      string
+	jump, bids, seatsPerResp                  string
 	late, bad, nobid                          float64
+	priceMedian, priceSigma                   float64
+	seed                                      uint64
 	lateBy, idle                              time.Duration
 	seats                                     int
 	allowRemote, listKinds                    bool
 }
+
+// maxSeats bounds -seats (and `loadtest seats -n`).
+const maxSeats = 1_000_000
 
 func runBidder(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("bidder", stderr)
@@ -50,12 +56,17 @@ func runBidder(args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.nobid, "nobid", 0, "share of requests answered 204")
 	fs.Float64Var(&o.bad, "bad", 0, "share of bad bids (each breaks one gate's rule: -list-kinds)")
 	fs.StringVar(&o.kinds, "kinds", "default", "bad-bid kinds: default (those of the embedded default policy), all, or a comma-separated list")
-	fs.IntVar(&o.seats, "seats", 2, "seatbids per answer (imps are spread over seat-1..seat-N)")
+	fs.IntVar(&o.seats, "seats", 2, "the seat pool: seat-00001 .. seat-N (at most 1,000,000)")
+	fs.StringVar(&o.seatsPerResp, "seats-per-response", "all", "seats per answer: all (as many as bids, up to -seats), N, A-B (uniform) or geo:MEAN; consecutive seats of the pool from a random one")
+	fs.StringVar(&o.bids, "bids", "imps", "bids per answer: imps (one per imp it can bid on), N, A-B (uniform) or geo:MEAN (geometric, 1 most likely); spread over the imps in turn")
+	fs.Float64Var(&o.priceMedian, "price-median", 1.5, "valid bids' median price, as a multiple of the imp's floor (or per-second floor × dur; 1 without either)")
+	fs.Float64Var(&o.priceSigma, "price-sigma", 0.3, "spread of valid prices: the standard deviation of ln(price/median); 0 = every bid at the median; prices stay within [floor, 50 × floor]")
+	fs.Uint64Var(&o.seed, "seed", 1, "random seed of prices, bid counts, seats and the bad-bid mix (answer n and bid n draw from (seed, n))")
 	fs.StringVar(&o.jump, "jump", "", "seat-N:FACTOR@AFTER: from AFTER after start on, seat-N's valid bids are priced FACTOR times higher (for the anomaly detector)")
 	fs.DurationVar(&o.idle, "idle-timeout", 60*time.Second, "close keep-alive connections idle this long (Node.js bidders: 5s)")
 	fs.StringVar(&o.countsOut, "counts-out", "", "write the counts (as GET /counts) to this file at exit")
 	fs.StringVar(&o.sample, "sample", "", "write a request and a response per kind into this directory (for bidguard check) and exit")
-	fs.BoolVar(&o.listKinds, "list-kinds", false, "list the bad-bid kinds and the gate each one targets, and exit")
+	fs.BoolVar(&o.listKinds, "list-kinds", false, "list the bad-bid kinds, the gate each one targets and the gate option it needs, and exit")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback -listen address")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -85,7 +96,8 @@ func runBidder(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bidder: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "loadtest bidder on http://%s (counts: GET %s)\n", ln.Addr(), countsPath)
+	fmt.Fprintf(stdout, "loadtest bidder on http://%s (counts: GET %s; -bids %s, -seats %d, -seats-per-response %s)\n",
+		ln.Addr(), countsPath, o.bids, o.seats, o.seatsPerResp)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := bd.server(o.idle)
@@ -180,10 +192,12 @@ func (d latencyDist) sample() time.Duration {
 // bidder is the fake bidder. Its handler is safe for concurrent use.
 type bidder struct {
 	mix         *mix
+	shape       bidShape
 	lat         latencyDist
 	late, nobid float64
 	lateBy      time.Duration
-	serial      atomic.Uint64
+	serial      atomic.Uint64 // bid and answer serial numbers
+	answers     atomic.Uint64 // answers drawn: answer n's draws are seeded with (seed, n)
 	requests    atomic.Int64
 	nobids      atomic.Int64
 	lates       atomic.Int64
@@ -198,9 +212,8 @@ type bidderState struct {
 	parser fastjson.Parser
 	info   reqInfo
 	plan   plan
-	b      builder
+	b      *builder // b.sent: the tags of the bids built, counted once the answer leaves
 	buf    []byte
-	sent   []string // tags of the bids built, counted once the answer leaves
 }
 
 func newBidder(o bidderOptions) (*bidder, error) {
@@ -213,26 +226,41 @@ func newBidder(o bidderOptions) (*bidder, error) {
 			return nil, fmt.Errorf("%s must be a share in [0, 1]", name)
 		}
 	}
-	if o.seats < 1 || o.seats > 100 {
-		return nil, errors.New("-seats must be in 1..100")
+	if o.seats < 1 || o.seats > maxSeats {
+		return nil, fmt.Errorf("-seats must be in 1..%d", maxSeats)
+	}
+	shape := bidShape{seats: o.seats}
+	if shape.bids, err = parseCountDist(o.bids, "imps"); err != nil {
+		return nil, fmt.Errorf("-bids %w", err)
+	}
+	if shape.seatsPerResp, err = parseCountDist(o.seatsPerResp, "all"); err != nil {
+		return nil, fmt.Errorf("-seats-per-response %w", err)
+	}
+	noise, err := newPriceNoise(o.priceMedian, o.priceSigma, o.seed)
+	if err != nil {
+		return nil, err
 	}
 	selected, err := selectKinds(o.kinds)
 	if err != nil {
 		return nil, err
 	}
-	bd := &bidder{mix: newMix(o.bad, selected, o.seats), lat: lat, late: o.late, nobid: o.nobid, lateBy: o.lateBy,
+	bd := &bidder{mix: newMix(o.bad, selected), shape: shape, lat: lat, late: o.late, nobid: o.nobid, lateBy: o.lateBy,
 		tags:      map[string]*atomic.Int64{tagOK: {}, tagLate: {}},
 		fallbacks: map[string]*atomic.Int64{}, gates: map[string]string{}}
 	for _, k := range kinds {
-		bd.tags[tagBad+k.name] = new(atomic.Int64)
+		bd.tags[k.tag] = new(atomic.Int64)
 		bd.fallbacks[k.name] = new(atomic.Int64)
-		bd.gates[tagBad+k.name] = k.gate
+		bd.gates[k.tag] = k.gate
 	}
 	jump, err := parseJump(o.jump, time.Now())
 	if err != nil {
 		return nil, err
 	}
-	bd.statePool.New = func() any { return &bidderState{b: builder{serial: &bd.serial, jump: jump}} }
+	bd.statePool.New = func() any {
+		b := newBuilder(&bd.serial, noise, o.seats)
+		b.jump, b.fallback = jump, bd.fallback
+		return &bidderState{b: b}
+	}
 	return bd, nil
 }
 
@@ -277,11 +305,12 @@ func (bd *bidder) handle(ctx *fasthttp.RequestCtx) {
 	} else if delay >= tmax {
 		st.plan.late = true
 	}
-	st.sent = st.sent[:0]
 	st.buf = st.buf[:0]
 	if rand.Float64() >= bd.nobid {
-		bd.mix.draw(&st.info, &st.plan, bd.fallback)
-		st.buf = st.b.build(st.buf, &st.info, &st.plan, bd.mix.seats, func(tag string) { st.sent = append(st.sent, tag) })
+		st.b.seed(bd.answers.Add(1))
+		bd.shape.layout(&st.info, &st.plan, st.b.rng)
+		bd.mix.draw(&st.info, &st.plan, st.b.rng, bd.fallback)
+		st.buf = st.b.build(st.buf, &st.info, &st.plan)
 	}
 	if delay > 0 {
 		time.Sleep(delay)
@@ -294,7 +323,7 @@ func (bd *bidder) handle(ctx *fasthttp.RequestCtx) {
 		ctx.SetStatusCode(fasthttp.StatusNoContent)
 		return
 	}
-	for _, tag := range st.sent {
+	for _, tag := range st.b.sent {
 		bd.tags[tag].Add(1)
 	}
 	ctx.SetContentType("application/json")
@@ -318,7 +347,7 @@ func (bd *bidder) counts() *BidderCounts {
 
 func listKinds(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(tw, "KIND\tGATE\tLEVEL\tIN -kinds default")
+	fmt.Fprintln(tw, "KIND\tGATE\tLEVEL\tIN -kinds default\tGATE OPTION NEEDED")
 	for _, k := range kinds {
 		level := "bid"
 		if k.response {
@@ -328,16 +357,31 @@ func listKinds(w io.Writer) {
 		if k.pending {
 			in = "no (gate not in the embedded policy yet)"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.name, k.gate, level, in)
+		needs := k.needs
+		if needs == "" {
+			needs = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", k.name, k.gate, level, in, needs)
 	}
 	_ = tw.Flush()
 }
 
-// sampleRequest is the request of -sample: generated, with every feature a
-// kind may need (a floor, bcat, badv, bapp, battr, secure imps, a fixed
-// banner size, child-directed, DSA required) on four imps.
+// sampleRequest is the display request of -sample: generated, with every
+// feature a kind may need (a floor, bcat, badv, bapp, battr, secure imps, a
+// fixed banner size, child-directed, DSA required) on four imps.
 func sampleRequest() ([]byte, error) {
 	reqs, err := generateRequests(genOptions{count: 1, impsLo: 4, impsHi: 4, tmaxLo: 120, tmaxHi: 120, coppa: 1, dsa: 1, seed: 7})
+	if err != nil {
+		return nil, err
+	}
+	return reqs[0], nil
+}
+
+// sampleCTVRequest is the CTV request of -sample: every ad break shape
+// the generator makes (a structured, a dynamic and a hybrid pod, a video
+// imp outside any pod) on seven imps.
+func sampleCTVRequest() ([]byte, error) {
+	reqs, err := generateRequests(genOptions{count: 1, impsLo: 7, impsHi: 7, tmaxLo: 300, tmaxHi: 300, ctv: 1, seed: 7})
 	if err != nil {
 		return nil, err
 	}
@@ -352,7 +396,8 @@ func samplePair(body []byte, k *kind) ([]byte, error) {
 }
 
 // samplePairOn is samplePair with a bid kind on imp number imp (-1: the
-// first it applies to).
+// first it applies to). The answer has one bid per imp the bidder can bid
+// on, over seat-00001 and seat-00002, prices at 1.5 × the floor.
 func samplePairOn(body []byte, k *kind, imp int) ([]byte, error) {
 	var (
 		p    fastjson.Parser
@@ -362,59 +407,76 @@ func samplePairOn(body []byte, k *kind, imp int) ([]byte, error) {
 	if err := info.parse(&p, body); err != nil {
 		return nil, err
 	}
-	pl.bids = make([]*kind, len(info.imps))
+	b := newBuilder(new(atomic.Uint64), priceNoise{median: 1.5}, 2)
+	b.seed(0)
+	shape := bidShape{seats: 2}
+	shape.layout(&info, &pl, b.rng)
+	pl.seatStart = 0
 	if k != nil && k.response {
 		if !k.applies(&info, nil) {
 			return nil, fmt.Errorf("kind %s does not apply to the request", k.name)
 		}
 		pl.resp = k
 	} else if k != nil {
-		i := imp
-		if i < 0 {
-			i = 0
-			for i < len(info.imps) && !k.applies(&info, &info.imps[i]) {
-				i++
-			}
-		}
-		if i >= len(info.imps) || !k.applies(&info, &info.imps[i]) {
+		j := slices.IndexFunc(pl.slots, func(s slot) bool {
+			return (imp < 0 || s.imp == imp) && k.applies(&info, &info.imps[s.imp])
+		})
+		if j < 0 {
 			return nil, fmt.Errorf("kind %s applies to no imp %d of the request", k.name, imp)
 		}
-		pl.bids[i] = k
+		pl.slots[j].kind = k
 	}
-	b := builder{serial: new(atomic.Uint64)}
-	out := b.build(nil, &info, &pl, 2, func(string) {})
+	out := b.build(nil, &info, &pl)
 	if len(out) == 0 {
 		return nil, errors.New("no bid for the request")
 	}
 	return out, nil
 }
 
-// writeSamples writes, for ok and every kind, <name>.request.json and
-// <name>.response.json into dir, and kinds.json (kind → gate).
+// writeSamples writes, for ok, ok-ctv and every kind, <name>.request.json
+// and <name>.response.json into dir, and kinds.json (kind → gate). A kind
+// goes on the display request, else (video and pod kinds) on the CTV one.
 func writeSamples(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	req, err := sampleRequest()
+	display, err := sampleRequest()
 	if err != nil {
 		return err
 	}
-	gates := map[string]string{tagOK: ""}
-	for _, k := range append([]*kind{nil}, kinds...) {
-		name := tagOK
-		if k != nil {
-			name, gates[k.name] = k.name, k.gate
-		}
-		resp, err := samplePair(req, k)
-		if err != nil {
-			return err
-		}
+	ctv, err := sampleCTVRequest()
+	if err != nil {
+		return err
+	}
+	write := func(name string, req, resp []byte) error {
 		if err := os.WriteFile(filepath.Join(dir, name+".request.json"), req, 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(dir, name+".response.json"), resp, 0o644); err != nil {
+		return os.WriteFile(filepath.Join(dir, name+".response.json"), resp, 0o644)
+	}
+	gates := map[string]string{tagOK: "", tagOK + "-ctv": ""}
+	for name, req := range map[string][]byte{tagOK: display, tagOK + "-ctv": ctv} {
+		resp, err := samplePair(req, nil)
+		if err != nil {
 			return err
 		}
+		if err := write(name, req, resp); err != nil {
+			return err
+		}
+	}
+	for _, k := range kinds {
+		req := display
+		resp, err := samplePair(req, k)
+		if err != nil {
+			req = ctv
+			if resp, err = samplePair(req, k); err != nil {
+				return err
+			}
+		}
+		if err := write(k.name, req, resp); err != nil {
+			return err
+		}
+		gates[k.name] = k.gate
 	}
 	data, _ := json.MarshalIndent(gates, "", "  ")
 	return os.WriteFile(filepath.Join(dir, "kinds.json"), append(data, '\n'), 0o644)

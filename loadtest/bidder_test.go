@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,9 @@ func startBidder(t *testing.T, o bidderOptions) (*bidder, string) {
 	}
 	if o.seats == 0 {
 		o.seats = 2
+	}
+	if o.priceMedian == 0 {
+		o.priceMedian, o.priceSigma = 1.5, 0.3
 	}
 	bd, err := newBidder(o)
 	require.NoError(t, err)
@@ -176,45 +180,49 @@ func TestKindsAgainstCheck(t *testing.T) {
 	require.True(t, rep.Passed, "valid bids pass on a child-directed request requiring DSA")
 	require.Empty(t, rep.Warned)
 
-	// Every bid kind on every imp it applies to: the sample request's imps
-	// are of each media type, and a bad bid must be caught in each.
-	var parsed struct{ Imp []json.RawMessage }
-	require.NoError(t, json.Unmarshal(req, &parsed))
-	require.Len(t, parsed.Imp, 4, "the sample request has a banner, a secure banner, a video and a native imp")
-	var imps []int
-	for i := range parsed.Imp {
-		imps = append(imps, i)
-	}
+	ctv, err := sampleCTVRequest()
+	require.NoError(t, err)
+	resp, err = samplePair(ctv, nil)
+	require.NoError(t, err)
+	rep = check(t, bin, dir, "ok-ctv", ctv, resp)
+	require.True(t, rep.Passed, "valid video bids pass on a CTV request with pods")
+	require.Empty(t, rep.Warned)
+
+	// Every bid kind on every imp it applies to: the sample requests' imps
+	// are of each media type and each ad-break shape, and a bad bid must
+	// be caught in each.
 	for _, k := range kinds {
 		tried := 0
-		for _, imp := range imps {
-			if k.response && imp > 0 {
-				break
-			}
-			resp, err := samplePairOn(req, k, imp)
-			if err != nil && !k.response {
-				continue // the kind does not apply to this imp
-			}
-			require.NoError(t, err, k.name)
-			tried++
-			name := fmt.Sprintf("%s kind %s on imp %d", k.gate, k.name, imp)
-			rep := check(t, bin, dir, k.name, req, resp)
-			if k.pending && rep.Passed {
-				t.Logf("kind %s: %s is not in the embedded default policy yet", k.name, k.gate)
-				continue
-			}
-			require.Len(t, rep.Rejected, 1, name)
-			require.Equal(t, k.gate, rep.Rejected[0].Gate, name)
-			if k.pending {
-				t.Errorf("kind %s: %s now rejects it: drop pending so -kinds default includes it", k.name, k.gate)
-			}
-			if k.response {
-				require.Empty(t, rep.Rejected[0].BidID, "kind %s rejects the response", k.name)
-			} else if k.name != "no-id" && k.name != "dup-id" {
-				require.True(t, strings.HasPrefix(rep.Rejected[0].BidID, tagBad+k.name+"-"), "%s: the tagged bid is the one rejected", name)
+		for _, req := range [][]byte{req, ctv} {
+			var parsed struct{ Imp []json.RawMessage }
+			require.NoError(t, json.Unmarshal(req, &parsed))
+			for imp := range parsed.Imp {
+				if k.response && imp > 0 {
+					break
+				}
+				resp, err := samplePairOn(req, k, imp)
+				if err != nil {
+					continue // the kind does not apply to this imp (or request)
+				}
+				tried++
+				name := fmt.Sprintf("%s kind %s on imp %d", k.gate, k.name, imp)
+				rep := check(t, bin, dir, k.name, req, resp)
+				if k.pending && rep.Passed {
+					continue // its gate is not in the embedded default policy yet
+				}
+				require.Len(t, rep.Rejected, 1, name)
+				require.Equal(t, k.gate, rep.Rejected[0].Gate, name)
+				if k.pending {
+					t.Errorf("kind %s: %s now rejects it: drop pending so -kinds default includes it", k.name, k.gate)
+				}
+				if k.response {
+					require.Empty(t, rep.Rejected[0].BidID, "kind %s rejects the response", k.name)
+				} else if k.name != "no-id" && k.name != "dup-id" {
+					require.True(t, strings.HasPrefix(rep.Rejected[0].BidID, k.tag+"-"), "%s: the tagged bid is the one rejected", name)
+				}
 			}
 		}
-		require.NotZero(t, tried, "kind %s applies to no imp of the sample request", k.name)
+		require.NotZero(t, tried, "kind %s applies to no imp of the sample requests", k.name)
 	}
 }
 
@@ -223,26 +231,30 @@ func TestKindsAgainstCheck(t *testing.T) {
 func TestMixDraw(t *testing.T) {
 	selected, err := selectKinds("default")
 	require.NoError(t, err)
-	m := newMix(0.5, selected, 2)
+	m := newMix(0.5, selected)
 	req, err := sampleRequest() // every kind applies to some imp of it
 	require.NoError(t, err)
 	var info reqInfo
 	var p fastjson.Parser
 	require.NoError(t, info.parse(&p, req))
 	var pl plan
+	b := newBuilder(new(atomic.Uint64), priceNoise{median: 1.5}, 2)
+	b.seed(1)
+	shape := bidShape{seats: 2}
+	shape.layout(&info, &pl, b.rng)
+	require.Len(t, pl.slots, len(info.imps), "one bid per imp")
 	drawn := map[string]int{}
 	fallbacks := map[string]int{}
 	const n = 20_000
 	for range n {
-		m.draw(&info, &pl, func(k *kind) { fallbacks[k.name]++ })
-		require.Len(t, pl.bids, len(info.imps))
+		m.draw(&info, &pl, b.rng, func(k *kind) { fallbacks[k.name]++ })
 		if pl.resp != nil {
 			drawn[pl.resp.name] += len(info.imps)
 			continue
 		}
-		for _, k := range pl.bids {
-			if k != nil {
-				drawn[k.name]++
+		for _, s := range pl.slots {
+			if s.kind != nil {
+				drawn[s.kind.name]++
 			}
 		}
 	}
@@ -255,10 +267,10 @@ func TestMixDraw(t *testing.T) {
 	require.Zero(t, fallbacks["impid"])
 
 	pl.late = true
-	m.draw(&info, &pl, func(*kind) { t.Fatal("a late answer holds valid bids only") })
+	m.draw(&info, &pl, b.rng, func(*kind) { t.Fatal("a late answer holds valid bids only") })
 	require.Nil(t, pl.resp)
-	for _, k := range pl.bids {
-		require.Nil(t, k)
+	for _, s := range pl.slots {
+		require.Nil(t, s.kind)
 	}
 }
 

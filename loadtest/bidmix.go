@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -25,38 +24,114 @@ type respSpec struct {
 	cur     string // the response cur
 }
 
-// bidSpec is one bid before it is written.
-type bidSpec struct {
-	tag                             string // ok, late or bad-<kind>
-	id                              string // tag-serial
-	noID, noCrid, noMarkup          bool
-	noPrice, dupOf                  bool // dupOf: id copied from the bid before it
-	insecure, privateNurl, redirect bool
-	impid                           []byte
-	price                           float64
-	dealid, adomain, bundle, cat    string
-	cattax, attr, w, h, mtype       int
-	media, brand                    int
-	dsa                             dsaMode
-}
-
-// plan is the random part of an answer, drawn before it is built.
+// plan is the random part of an answer, drawn before it is built: which
+// imps get bids, how many, from which seats, and which bids are bad. Its
+// slices are reused from request to request.
 type plan struct {
-	late bool
-	resp *kind   // a response-level kind, or nil
-	bids []*kind // per imp: the bid-level kind, nil for a valid bid
+	late  bool
+	resp  *kind    // a response-level kind, or nil
+	slots []slot   // one per bid, in the order the bids are numbered
+	elig  []elig   // the imps the bidder can bid on, in request order
+	cats  []string // valid bids' categories (validCats)
+	badv  []string // the request's badv, normalised
+	// The seats: seatCount consecutive seats of a pool of poolSize from
+	// seatStart (0-based, wrapping); bid j goes to seat j mod seatCount.
+	seatStart, seatCount, poolSize int
 }
 
-// mix is the fake bidder's bid mix.
+// slot is one bid of a plan: the imp it is for and its bad kind (nil: a
+// valid bid).
+type slot struct {
+	imp  int // index into reqInfo.imps
+	elig int // index into plan.elig
+	kind *kind
+}
+
+// elig is an imp the bidder can bid on, with what a valid bid for it
+// carries beyond the imp's own fields.
+type elig struct {
+	imp int
+	av  avAnswer // video and audio imps
+	// Valid bids that can play in one ad break never share a category (as
+	// long as a pod needs no more than plan.cats holds): an imp's valid
+	// bids take plan.cats from catBase on (mod its length), the k-th valid
+	// bid kept in a dynamic pod the k-th of its catSlots (capped at
+	// len(safeCats)); the other imps' bids are alternatives for one slot
+	// and share one. The imps of a pod (one podid) take consecutive ranges.
+	catBase, catSlots int
+}
+
+// bidShape is how many bids an answer holds and from how many seats: the
+// -bids, -seats and -seats-per-response flags.
+type bidShape struct {
+	bids         countDist // zero value: one bid per imp the bidder can bid on
+	seats        int       // the seat pool: seat-00001 .. seat-<seats>
+	seatsPerResp countDist // zero value: every seat, as many as there are bids
+}
+
+// layout fills p for request r: the imps the bidder can bid on, the bids
+// spread over them in turn, and the seats. Late, resp and kinds are left
+// to the caller (mix.draw).
+func (sh *bidShape) layout(r *reqInfo, p *plan, rng *rand.Rand) {
+	p.resp = nil
+	p.slots, p.elig = p.slots[:0], p.elig[:0]
+	p.cats = validCats(r, p.cats[:0])
+	p.badv = p.badv[:0]
+	for _, d := range r.badv {
+		p.badv = append(p.badv, normDomain(d))
+	}
+	cur := respCur(r)
+	for i := range r.imps {
+		imp := &r.imps[i]
+		if !eligible(imp, cur) {
+			continue
+		}
+		e := elig{imp: i, catBase: i}
+		if mt := imp.media(); mt == mtVideo || mt == mtAudio {
+			a, ok := answerAV(imp)
+			if !ok {
+				continue
+			}
+			e.av = a
+		}
+		e.catSlots = 1
+		if imp.av.dynamic() {
+			e.catSlots = min(e.av.capacity(imp), len(safeCats))
+		}
+		if len(imp.av.podID) > 0 {
+			// After the categories of the pod's earlier imps.
+			e.catBase = 0
+			for k := len(p.elig) - 1; k >= 0; k-- {
+				if prev := &p.elig[k]; string(r.imps[prev.imp].av.podID) == string(imp.av.podID) {
+					e.catBase = prev.catBase + prev.catSlots
+					break
+				}
+			}
+		}
+		p.elig = append(p.elig, e)
+	}
+	n := 0
+	if len(p.elig) > 0 {
+		n = sh.bids.draw(rng, len(p.elig))
+	}
+	for j := range n {
+		e := j % len(p.elig)
+		p.slots = append(p.slots, slot{imp: p.elig[e].imp, elig: e})
+	}
+	p.poolSize = max(sh.seats, 1)
+	p.seatCount = min(max(sh.seatsPerResp.draw(rng, p.poolSize), 1), p.poolSize, max(n, 1))
+	p.seatStart = rng.IntN(p.poolSize)
+}
+
+// mix is the fake bidder's bad-bid mix.
 type mix struct {
 	bad       float64 // share of bad bids
 	bidKinds  []*kind
 	respKinds []*kind
-	seats     int
 }
 
-func newMix(bad float64, selected []*kind, seats int) *mix {
-	m := &mix{bad: bad, seats: seats}
+func newMix(bad float64, selected []*kind) *mix {
+	m := &mix{bad: bad}
 	for _, k := range selected {
 		if k.response {
 			m.respKinds = append(m.respKinds, k)
@@ -67,21 +142,24 @@ func newMix(bad float64, selected []*kind, seats int) *mix {
 	return m
 }
 
-// draw fills p for request r: each kind gets about bad/len(kinds) of the
-// bids. A kind drawn for an imp (or a request) it does not apply to is
-// reported to fallback and that bid is sent valid.
-func (m *mix) draw(r *reqInfo, p *plan, fallback func(*kind)) {
+// draw sets the bad kinds of p's slots (laid out for request r): each
+// kind gets about bad/len(kinds) of the bids. A kind drawn for an imp (or
+// a request) it does not apply to is reported to fallback and that bid is
+// sent valid; so is dup-id on the first bid. An answer then holds exactly
+// the plan's bids, except on dynamic pods (build.go: valid bids a full
+// pod has no room for are left out, pod kinds add the valid bids they need
+// before their bad one).
+func (m *mix) draw(r *reqInfo, p *plan, rng *rand.Rand, fallback func(*kind)) {
 	p.resp = nil
-	p.bids = p.bids[:0]
-	for range r.imps {
-		p.bids = append(p.bids, nil)
+	for j := range p.slots {
+		p.slots[j].kind = nil
 	}
-	if p.late || m.bad <= 0 {
+	if p.late || m.bad <= 0 || len(p.slots) == 0 {
 		return
 	}
 	n := len(m.bidKinds) + len(m.respKinds)
-	if len(m.respKinds) > 0 && rand.Float64() < m.bad*float64(len(m.respKinds))/float64(n) {
-		k := m.respKinds[rand.IntN(len(m.respKinds))]
+	if len(m.respKinds) > 0 && rng.Float64() < m.bad*float64(len(m.respKinds))/float64(n) {
+		k := m.respKinds[rng.IntN(len(m.respKinds))]
 		if k.applies(r, nil) {
 			p.resp = k
 			return
@@ -91,13 +169,19 @@ func (m *mix) draw(r *reqInfo, p *plan, fallback func(*kind)) {
 	if len(m.bidKinds) == 0 {
 		return
 	}
-	for i := range r.imps {
-		if rand.Float64() >= m.bad {
+	for j := range p.slots {
+		if rng.Float64() >= m.bad {
 			continue
 		}
-		k := m.bidKinds[rand.IntN(len(m.bidKinds))]
-		if k.applies(r, &r.imps[i]) {
-			p.bids[i] = k
+		k := m.bidKinds[rng.IntN(len(m.bidKinds))]
+		if j == 0 && k.name == "dup-id" {
+			// The first bid has no earlier id to copy: a duplicate there
+			// would be one bid more than the plan's count.
+			fallback(k)
+			continue
+		}
+		if imp := &r.imps[p.slots[j].imp]; k.applies(r, imp) {
+			p.slots[j].kind = k
 		} else {
 			fallback(k)
 		}
@@ -113,28 +197,37 @@ const (
 	priceMac        = "&p=${AUCTION_PRICE}"
 )
 
-// safeCats are categories for valid bids, tried in order: none is
-// child-unsafe; the first that bcat does not block is used.
-var safeCats = []string{"IAB19", "IAB3", "IAB12", "IAB2", "IAB5"}
+// safeCats are the categories of valid bids (Content Taxonomy 1.0 tiers
+// 1 none of whose children is child-unsafe), those bcat does not block
+// used in turn, so bids that can share an ad break differ.
+var safeCats = []string{"IAB19", "IAB3", "IAB12", "IAB2", "IAB5", "IAB1", "IAB4", "IAB6", "IAB10", "IAB11",
+	"IAB13", "IAB15", "IAB16", "IAB17", "IAB18", "IAB20", "IAB21", "IAB22", "IAB23", "IAB24"}
 
-// builder writes answers. Its scratch buffer makes it single-goroutine:
-// one per request (pooled by the bidder).
-type builder struct {
-	serial *atomic.Uint64 // shared bid serial numbers
-	jump   *priceJump     // nil: prices never jump
-	adm    []byte
+// validCats appends the categories valid bids may carry for r: none when
+// its bcat is in another taxonomy than Content 1.0.
+func validCats(r *reqInfo, dst []string) []string {
+	if r.cattax != 0 && r.cattax != 1 {
+		return dst
+	}
+	for _, c := range safeCats {
+		if !catBlocked(r, c) {
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // priceJump multiplies the valid bids' prices of one seat by factor from at
 // on (-jump): a seat whose pricing config broke, for the anomaly detector.
+// The result stays a valid price (at most maxValidMultiple × the floor).
 type priceJump struct {
 	seat   int // 1-based: seat-N
 	factor float64
 	at     time.Time
 }
 
-// parseJump reads -jump SEAT:FACTOR@AFTER (seat-2:10@5m); AFTER counts
-// from start.
+// parseJump reads -jump SEAT:FACTOR@AFTER (seat-2:10@5m or
+// seat-00002:10@5m); AFTER counts from start.
 func parseJump(v string, start time.Time) (*priceJump, error) {
 	if v == "" {
 		return nil, nil
@@ -142,11 +235,8 @@ func parseJump(v string, start time.Time) (*priceJump, error) {
 	bad := fmt.Errorf("-jump %q: want seat-N:FACTOR@AFTER, e.g. seat-1:10@5m", v)
 	seat, rest, ok := strings.Cut(v, ":")
 	fs, after, ok2 := strings.Cut(rest, "@")
-	if !ok || !ok2 || !strings.HasPrefix(seat, "seat-") {
-		return nil, bad
-	}
-	n, err := strconv.Atoi(strings.TrimPrefix(seat, "seat-"))
-	if err != nil || n < 1 {
+	n, ok3 := parseSeatName(seat)
+	if !ok || !ok2 || !ok3 {
 		return nil, bad
 	}
 	f, err := strconv.ParseFloat(fs, 64)
@@ -175,294 +265,57 @@ func respCur(r *reqInfo) string {
 	return "USD"
 }
 
-// eligible reports whether the bidder can make a valid bid for imp, and
-// with which advertiser domain: a media type it knows, no private auction
-// (it has no deals), a floor in the answer's currency, and a domain badv
-// does not block.
-func eligible(r *reqInfo, imp *impInfo, i int, cur string) (string, bool) {
+// eligible reports whether the bidder can make a valid bid for imp: a
+// media type it knows, no private auction (it has no deals), and a floor
+// (and per-second floor) in the answer's currency.
+func eligible(imp *impInfo, cur string) bool {
 	if imp.private || imp.media() == 0 {
-		return "", false
+		return false
 	}
-	fc := string(trimSpace(imp.floorCur))
-	if fc == "" {
-		fc = "USD"
+	if imp.floor <= 0 && imp.av.perSec <= 0 {
+		return true
 	}
-	if imp.floor > 0 && !strings.EqualFold(fc, cur) {
-		return "", false
+	fc := trimSpace(imp.floorCur)
+	if len(fc) == 0 {
+		return cur == "USD"
 	}
-	n := strconv.Itoa(i + 1)
-	for _, d := range []string{"brand-" + n + ".com", "brand-" + n + ".net", "shop-" + n + ".org"} {
-		if !domainBlocked(d, r.badv) {
-			return d, true
+	if len(fc) != len(cur) {
+		return false
+	}
+	for i, c := range fc {
+		if c|0x20 != cur[i]|0x20 {
+			return false
 		}
 	}
-	return "", false
+	return true
 }
 
-// validBid returns the spec of a valid bid for imp i.
-func (b *builder) validBid(r *reqInfo, i int, domain string) bidSpec {
-	imp := &r.imps[i]
-	s := bidSpec{tag: tagOK, impid: imp.id, adomain: domain, media: imp.media(), brand: i + 1, price: 1}
-	s.mtype = s.media
-	if imp.floor > 0 {
-		s.price = math.Round(imp.floor*1.5*1e6) / 1e6 // whole micros: 1.2, not 1.2000000000000002
-	}
-	if r.cattax == 0 || r.cattax == 1 {
-		for _, c := range safeCats {
-			if !catBlocked(r, c) {
-				s.cat = c
-				break
-			}
+// domainBlockedBytes reports whether badvCompliance blocks d: an entry
+// of badv (normalised by normDomain) equal to it or a parent of it.
+func domainBlockedBytes(d []byte, badv []string) bool {
+	for _, e := range badv {
+		if e == "" || len(d) < len(e) || string(d[len(d)-len(e):]) != e {
+			continue
 		}
-	}
-	if !containsInt(imp.battr[s.media], 4) {
-		s.attr = 4
-	}
-	switch s.media {
-	case mtBanner:
-		s.w, s.h = imp.bw, imp.bh
-	case mtVideo:
-		s.w, s.h = imp.vw, imp.vh
-	}
-	return s
-}
-
-func containsInt(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
+		if len(d) == len(e) || d[len(d)-len(e)-1] == '.' {
 			return true
 		}
 	}
 	return false
 }
 
-// build appends the answer to r under plan p to dst and calls sent with the
-// tag of each bid written. It returns dst unchanged when there is no bid to
-// make (the bidder answers 204).
-func (b *builder) build(dst []byte, r *reqInfo, p *plan, seats int, sent func(tag string)) []byte {
-	rs := respSpec{cur: respCur(r)}
-	if p.resp != nil {
-		p.resp.applyResp(r, &rs)
-	}
+// appendDomain appends the advertiser domain of valid bid brand n: the
+// first of brand-N.com, brand-N.net and shop-N.org that badv does not
+// block; ok false when it blocks all three.
+func appendDomain(dst []byte, n int, badv []string) ([]byte, bool) {
 	start := len(dst)
-	dst = append(dst, `{"id":`...)
-	dst = appendJSONString(dst, r.id)
-	if rs.wrongID {
-		dst = dst[:len(dst)-1]
-		dst = append(dst, `-loadtest-other"`...)
-	}
-	dst = append(dst, `,"bidid":"resp-`...)
-	dst = strconv.AppendUint(dst, b.serial.Add(1), 10)
-	dst = append(dst, `","cur":`...)
-	dst = appendJSONString(dst, []byte(rs.cur))
-	dst = append(dst, `,"seatbid":[`...)
-	nbids, nseats := 0, 0
-	for seat := range max(seats, 1) {
-		first := true
-		for i := seat; i < len(r.imps); i += max(seats, 1) {
-			domain, ok := eligible(r, &r.imps[i], i, respCur(r))
-			if !ok {
-				continue
-			}
-			if first {
-				if nseats > 0 {
-					dst = append(dst, ',')
-				}
-				dst = append(dst, `{"seat":"seat-`...)
-				dst = strconv.AppendInt(dst, int64(seat+1), 10)
-				dst = append(dst, `","bid":[`...)
-				first = false
-				nseats++
-			} else {
-				dst = append(dst, ',')
-			}
-			s := b.validBid(r, i, domain)
-			b.jump.apply(seat+1, &s)
-			switch k := p.bids[i]; {
-			case p.late:
-				s.tag = tagLate
-			case p.resp != nil:
-				s.tag = tagBad + p.resp.name
-			case k != nil && k.name == "dup-id":
-				dst = b.appendBid(dst, r, &s, sent)
-				dst = append(dst, ',')
-				nbids++
-				s.tag, s.dupOf = tagBad+k.name, true
-			case k != nil:
-				s.tag = tagBad + k.name
-				k.apply(r, &r.imps[i], &s)
-			}
-			dst = b.appendBid(dst, r, &s, sent)
-			nbids++
-		}
-		if !first {
-			dst = append(dst, "]}"...)
+	for _, f := range [...][2]string{{"brand-", ".com"}, {"brand-", ".net"}, {"shop-", ".org"}} {
+		dst = append(dst[:start], f[0]...)
+		dst = strconv.AppendInt(dst, int64(n), 10)
+		dst = append(dst, f[1]...)
+		if !domainBlockedBytes(dst[start:], badv) {
+			return dst, true
 		}
 	}
-	if nbids == 0 {
-		return dst[:start]
-	}
-	return append(dst, "]}"...)
-}
-
-// appendBid writes one bid. A dupOf bid reuses s.id of the bid written
-// before it with the same spec.
-func (b *builder) appendBid(dst []byte, r *reqInfo, s *bidSpec, sent func(string)) []byte {
-	adid := s.tag + "-" + strconv.FormatUint(b.serial.Add(1), 10)
-	if !s.dupOf {
-		s.id = adid
-	}
-	dst = append(dst, '{')
-	if !s.noID {
-		dst = append(dst, `"id":"`...)
-		dst = append(dst, s.id...)
-		dst = append(dst, `",`...)
-	}
-	if s.impid != nil {
-		dst = append(dst, `"impid":`...)
-		dst = appendJSONString(dst, s.impid)
-		dst = append(dst, ',')
-	}
-	if !s.noPrice {
-		dst = append(dst, `"price":`...)
-		dst = strconv.AppendFloat(dst, s.price, 'f', -1, 64)
-		dst = append(dst, ',')
-	}
-	dst = append(dst, `"adid":"`...)
-	dst = append(dst, adid...)
-	dst = append(dst, '"')
-	brand := strconv.Itoa(s.brand)
-	if !s.noCrid {
-		dst = append(dst, `,"crid":"cr-`...)
-		dst = append(dst, brand...)
-		dst = append(dst, '"')
-	}
-	dst = append(dst, `,"cid":"camp-`...)
-	dst = append(dst, brand...)
-	dst = append(dst, '"')
-	if s.adomain != "" {
-		dst = append(dst, `,"adomain":[`...)
-		dst = appendJSONString(dst, []byte(s.adomain))
-		dst = append(dst, ']')
-	}
-	if s.bundle != "" {
-		dst = append(dst, `,"bundle":`...)
-		dst = appendJSONString(dst, []byte(s.bundle))
-	}
-	if s.cat != "" {
-		dst = append(dst, `,"cat":[`...)
-		dst = appendJSONString(dst, []byte(s.cat))
-		dst = append(dst, ']')
-		if s.cattax > 1 {
-			dst = append(dst, `,"cattax":`...)
-			dst = strconv.AppendInt(dst, int64(s.cattax), 10)
-		}
-	}
-	if s.attr != 0 {
-		dst = append(dst, `,"attr":[`...)
-		dst = strconv.AppendInt(dst, int64(s.attr), 10)
-		dst = append(dst, ']')
-	}
-	if s.dealid != "" {
-		dst = append(dst, `,"dealid":`...)
-		dst = appendJSONString(dst, []byte(s.dealid))
-	}
-	if s.w > 0 && s.h > 0 {
-		dst = append(dst, `,"w":`...)
-		dst = strconv.AppendInt(dst, int64(s.w), 10)
-		dst = append(dst, `,"h":`...)
-		dst = strconv.AppendInt(dst, int64(s.h), 10)
-	}
-	dst = append(dst, `,"mtype":`...)
-	dst = strconv.AppendInt(dst, int64(s.mtype), 10)
-	if !s.noMarkup {
-		dst = append(dst, `,"nurl":"`...)
-		switch {
-		case s.insecure:
-			dst = append(dst, insecureWinHost...)
-		case s.privateNurl:
-			dst = append(dst, "https://10.1.2.3/win?id="...)
-		default:
-			dst = append(dst, winHost...)
-		}
-		dst = append(dst, adid...)
-		dst = append(dst, priceMac+`"`...)
-	}
-	dst = append(dst, `,"burl":"`+billHost...)
-	dst = append(dst, adid...)
-	dst = append(dst, priceMac+`"`...)
-	if !s.noMarkup {
-		b.adm = appendAdm(b.adm[:0], s, adid, brand)
-		dst = append(dst, `,"adm":`...)
-		dst = appendJSONString(dst, b.adm)
-	}
-	if s.dsa == dsaTooLong || (s.dsa == dsaAuto && r.dsa) {
-		behalf := "Brand " + brand
-		if s.dsa == dsaTooLong {
-			behalf = strings.Repeat("Brand "+brand+" ", 20)
-		}
-		dst = append(dst, `,"ext":{"dsa":{"behalf":`...)
-		dst = appendJSONString(dst, []byte(behalf))
-		dst = append(dst, `,"paid":"Brand `...)
-		dst = append(dst, brand...)
-		dst = append(dst, `"}}`...)
-	}
-	sent(s.tag)
-	return append(dst, '}')
-}
-
-// appendAdm writes the markup of a bid: HTML for a banner, VAST for video
-// and audio, a native 1.2 response for native; every URL https, in the
-// shapes of gates/testdata/typical-response.json.
-func appendAdm(dst []byte, s *bidSpec, adid, brand string) []byte {
-	switch s.media {
-	case mtVideo, mtAudio:
-		mime, ext := "video/mp4", "mp4"
-		if s.media == mtAudio {
-			mime, ext = "audio/mpeg", "mp3"
-		}
-		dst = cat(dst, `<VAST version="4.0"><Ad id="`, adid, `"><InLine><AdSystem>Loadtest DSP</AdSystem><AdTitle>Brand `, brand,
-			`</AdTitle><Impression><![CDATA[`, pxHost, adid, `]]></Impression><Creatives><Creative><Linear><Duration>00:00:15</Duration>`,
-			`<MediaFiles><MediaFile delivery="progressive" type="`, mime, `" width="640" height="480"><![CDATA[https://cdn.brand-`, brand,
-			`.com/v/15s.`, ext, `]]></MediaFile></MediaFiles></Linear></Creative></Creatives></InLine></Ad></VAST>`)
-	case mtNative:
-		dst = cat(dst, `{"native":{"ver":"1.2","assets":[{"id":1,"title":{"text":"Brand `, brand, `: new arrivals"}},`,
-			`{"id":2,"img":{"url":"https://cdn.brand-`, brand, `.com/img/1200x627.jpg","w":1200,"h":627}}],`,
-			`"link":{"url":"https://shop.brand-`, brand, `.com/?src=`, adid, `"},"imptrackers":["`, pxHost, adid, `"]}}`)
-	default:
-		w, h := strconv.Itoa(max(s.w, 1)), strconv.Itoa(max(s.h, 1))
-		dst = cat(dst, `<div class="ad"><a href="https://click.brand-`, brand, `.com/c?id=`, adid,
-			`"><img src="https://cdn.brand-`, brand, `.com/creative/`, w, `x`, h, `.png" width="`, w, `" height="`, h,
-			`" alt="Brand `, brand, ` summer sale"></a><img src="`, pxHost, adid, `" width="1" height="1" style="display:none"></div>`)
-	}
-	if s.redirect {
-		dst = cat(dst, `<script>top.location="https://landing.brand-`, brand, `.com/"</script>`)
-	}
-	return dst
-}
-
-// cat appends parts to dst.
-func cat(dst []byte, parts ...string) []byte {
-	for _, p := range parts {
-		dst = append(dst, p...)
-	}
-	return dst
-}
-
-// appendJSONString writes s as a JSON string: quotes, backslashes and
-// control characters escaped, everything else (HTML included) as is.
-func appendJSONString(dst, s []byte) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	for _, c := range s {
-		switch {
-		case c == '"' || c == '\\':
-			dst = append(dst, '\\', c)
-		case c < 0x20:
-			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-		default:
-			dst = append(dst, c)
-		}
-	}
-	return append(dst, '"')
+	return dst[:start], false
 }

@@ -7,10 +7,13 @@ import (
 	"strings"
 )
 
-// A kind is one way to break one rule of one gate of bidguard's default
-// policy (GATES.md). Each bad bid is a valid bid with exactly one change, so
-// under failFast the gate meant to reject it is the first that does:
-// TestKindsAgainstCheck proves it with `bidguard check`. A response-level
+// A kind is one way to break one rule of one gate of bidguard
+// (docs/gates.md): of the default policy, or, for a pending kind, of a gate
+// a config must add. Each bad bid is a valid bid with exactly one change,
+// so under failFast the gate meant to reject it is the first that does:
+// TestKindsAgainstCheck proves it with `bidguard check`, and for the video
+// and pod kinds TestVideoKindsAreBad with a reading of the rules until
+// their gates exist. A response-level
 // kind breaks the response as a whole: every bid in it is tagged with the
 // kind and counted against the kind's gate (bidguard counts a response-level
 // rejection once per bid).
@@ -29,11 +32,36 @@ type kind struct {
 	applies   func(r *reqInfo, imp *impInfo) bool
 	apply     func(r *reqInfo, imp *impInfo, b *bidSpec)
 	applyResp func(r *reqInfo, s *respSpec)
+	// needs names the gate option under which the kind is bad ("" for
+	// the gate's defaults): a run counting it needs a config that sets it.
+	needs string
+	// pod, instead of apply, makes the bid bad against the valid bids the
+	// builder has already written for its dynamic pod (build.go).
+	pod podAction
+	tag string // "bad-" + name
+}
+
+// podAction is how a pod kind is built against the pod's earlier bids.
+type podAction uint8
+
+const (
+	podNone        podAction = iota
+	podOverfill              // valid bids until the pod is full, then one more
+	podShareDomain           // a bid sharing the adomain of an earlier bid of the pod
+	podShareCat              // a bid sharing the category of an earlier bid of the pod
+)
+
+func init() {
+	kinds = append(kinds, videoKinds...)
+	for _, k := range kinds {
+		k.tag = tagBad + k.name
+	}
 }
 
 func always(*reqInfo, *impInfo) bool { return true }
 
-// kinds is every bad-bid kind, in the order of the default policy's gates.
+// kinds is every bad-bid kind, in the order of the default policy's
+// gates, then the video and pod kinds (ctv.go).
 var kinds = []*kind{
 	{name: "wrong-id", gate: "rtb.response-id", response: true, applies: always,
 		applyResp: func(_ *reqInfo, s *respSpec) { s.wrongID = true }},
@@ -63,14 +91,16 @@ var kinds = []*kind{
 	{name: "unknown-deal", gate: "rtb.deal", applies: always,
 		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.dealid = "loadtest-no-such-deal" }},
 	{name: "no-adomain", gate: "rtb.adomain-verify", applies: always,
-		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = "" }},
+		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = nil }},
 	{name: "placeholder-adomain", gate: "rtb.adomain-verify", applies: always,
-		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = "example.com" }},
+		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = []byte("example.com") }},
 	{name: "adomain-format", gate: "rtb.adomain-verify", applies: always,
-		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = "https://" + b.adomain + "/landing" }},
+		apply: func(_ *reqInfo, _ *impInfo, b *bidSpec) {
+			b.adomain = append(append([]byte("https://"), b.adomain...), "/landing"...)
+		}},
 	{name: "badv", gate: "rtb.badv-compliance",
 		applies: func(r *reqInfo, _ *impInfo) bool { return blockableDomain(r.badv) != "" },
-		apply:   func(r *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = blockableDomain(r.badv) }},
+		apply:   func(r *reqInfo, _ *impInfo, b *bidSpec) { b.adomain = []byte(blockableDomain(r.badv)) }},
 	{name: "bapp", gate: "rtb.bapp-compliance",
 		applies: func(r *reqInfo, _ *impInfo) bool { return len(r.bapp) > 0 },
 		apply:   func(r *reqInfo, _ *impInfo, b *bidSpec) { b.bundle = string(r.bapp[0]) }},
@@ -170,7 +200,7 @@ func unofferedMedia(imp *impInfo) int {
 }
 
 // childUnsafe is audienceSafety's default unsafe set for Content Taxonomy
-// 1.0 (GATES.md), in the order tried.
+// 1.0 (docs/gates.md), in the order tried.
 var childUnsafe = []string{"IAB25", "IAB26", "IAB7-39", "IAB7-42", "IAB8-5", "IAB8-18", "IAB9-9", "IAB14-1"}
 
 // unsafeFor returns a category from childUnsafe that bcatCompliance lets
@@ -258,7 +288,7 @@ func isPlainHostname(d string) bool {
 }
 
 // placeholders are adomainVerify's built-in placeholder domains and
-// reserved TLDs (GATES.md).
+// reserved TLDs (docs/gates.md).
 var (
 	placeholders = []string{"advertiserdomain.com", "example.com", "example.org", "example.net", "test.com", "placeholder.com", "localhost", "foo.com", "bar.com"}
 	reservedTLDs = []string{"example", "test", "invalid", "localhost"}

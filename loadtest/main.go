@@ -11,6 +11,7 @@ const usage = `usage:
   loadtest attack -target URL [flags]   constant-rate (open) or closed-loop load, JSON lines out
   loadtest bidder [flags]               a fake OpenRTB bidder with latency and a bad-bid mix
   loadtest report [flags] RESULTS...    text or JSON report, HTML plots
+  loadtest seats -n N -out DIR          a seatsDir of N seat files (seat-00001...), one gate option each
 Run "loadtest <command> -h" for the flags of a command.
 `
 
@@ -33,6 +34,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runBidder(args[1:], stdout, stderr)
 	case "report":
 		return runReport(args[1:], stdout, stderr)
+	case "seats":
+		return runSeats(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -42,7 +42,31 @@ type impInfo struct {
 	battr    [numMedia + 1][]int
 	bw, bh   int // the banner's first fixed size; 0: none declared
 	vw, vh   int // the video player size
+	av       avInfo
 }
+
+// avInfo is the media object the bidder answers a video or audio imp with
+// (OpenRTB 2.6 3.2.7 Video, 3.2.8 Audio): what a CTV answer must fit.
+type avInfo struct {
+	minDur, maxDur int
+	rqddurs        []int    // entries > 0 only
+	protocols      []int    // protocols; for a video without them, the 2.5 protocol when > 0
+	mimes          [][]byte // as sent
+	podID          []byte
+	slot           int // slotinpod: 1 first, -1 last, 2 first or last, 0 none
+	podDur, maxSeq int
+	perSec         float64 // mincpmpersec, in the imp's bidfloorcur
+}
+
+// inPod reports whether the imp is part of an ad pod: a podid, a dynamic
+// pod's poddur or maxseq, or a guaranteed slot.
+func (a *avInfo) inPod() bool {
+	return len(a.podID) > 0 || a.podDur > 0 || a.maxSeq > 0 || a.slot != 0
+}
+
+// dynamic reports whether the imp is a dynamic pod (or a hybrid pod's
+// dynamic part): the seller fills it with up to maxseq ads within poddur.
+func (a *avInfo) dynamic() bool { return a.podDur > 0 || a.maxSeq > 0 }
 
 var errNoImp = errors.New("bid request without id or imp")
 
@@ -117,6 +141,40 @@ func readImp(imp *impInfo, v *fastjson.Value) {
 	if vd := v.Get("video"); vd != nil {
 		imp.vw, imp.vh = int(vd.GetFloat64("w")), int(vd.GetFloat64("h"))
 	}
+	switch mt := imp.media(); mt {
+	case mtVideo, mtAudio:
+		key := "video"
+		if mt == mtAudio {
+			key = "audio"
+		}
+		readAV(&imp.av, v.Get(key), mt == mtVideo)
+	}
+}
+
+// readAV reads a video or audio object into a, keeping a's slices.
+func readAV(a *avInfo, o *fastjson.Value, video bool) {
+	*a = avInfo{rqddurs: a.rqddurs[:0], protocols: a.protocols[:0], mimes: a.mimes[:0]}
+	a.minDur, a.maxDur = int(o.GetFloat64("minduration")), int(o.GetFloat64("maxduration"))
+	for _, d := range o.GetArray("rqddurs") {
+		if n := int(d.GetFloat64()); n > 0 {
+			a.rqddurs = append(a.rqddurs, n)
+		}
+	}
+	for _, p := range o.GetArray("protocols") {
+		a.protocols = append(a.protocols, int(p.GetFloat64()))
+	}
+	if p := int(o.GetFloat64("protocol")); video && len(a.protocols) == 0 && p > 0 {
+		a.protocols = append(a.protocols, p)
+	}
+	for _, m := range o.GetArray("mimes") {
+		a.mimes = append(a.mimes, m.GetStringBytes())
+	}
+	if id := o.Get("podid"); id != nil && id.Type() == fastjson.TypeString {
+		a.podID = id.GetStringBytes()
+	}
+	a.slot = int(o.GetFloat64("slotinpod"))
+	a.podDur, a.maxSeq = int(o.GetFloat64("poddur")), int(o.GetFloat64("maxseq"))
+	a.perSec = o.GetFloat64("mincpmpersec")
 }
 
 func appendStrings(dst [][]byte, vs []*fastjson.Value) [][]byte {

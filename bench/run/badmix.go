@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -25,6 +26,9 @@ func runBadmix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	late := fs.Float64("late", 0.01, "share of answers sent past tmax")
 	kinds := fs.String("kinds", "default", "bad-bid kinds (loadtest bidder -list-kinds)")
 	latency := fs.String("bidder-latency", "lognormal:2ms,0.5", "the fake bidder's -latency")
+	bidderArgs := fs.String("bidder-args", "", `more flags for the fake bidder, e.g. "-bids 1000 -seats 10000" (loadtest bidder -h)`)
+	attackArgs := fs.String("attack-args", "", `more flags for the attack, e.g. "-gen-ctv 0.5 -connections 16" (loadtest attack -h)`)
+	seatsDir := fs.String("seats-dir", "", "bidguard's seatsDir: seat policies, e.g. from `bin/loadtest seats -n 10000 -out DIR`")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -34,8 +38,14 @@ func runBadmix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 1
 	}
 	defer e.procs.stopAll()
-	bidder, _, err := e.startBidder(ctx, "-bad", fmt.Sprint(*bad), "-late", fmt.Sprint(*late), "-nobid", "0.02",
-		"-kinds", *kinds, "-latency", *latency)
+	if *seatsDir != "" {
+		if e.seatsDir, err = filepath.Abs(*seatsDir); err != nil {
+			fmt.Fprintf(stderr, "badmix: %v\n", err)
+			return 1
+		}
+	}
+	bidder, _, err := e.startBidder(ctx, append([]string{"-bad", fmt.Sprint(*bad), "-late", fmt.Sprint(*late), "-nobid", "0.02",
+		"-kinds", *kinds, "-latency", *latency}, strings.Fields(*bidderArgs)...)...)
 	if err != nil {
 		fmt.Fprintf(stderr, "badmix: %v\n", err)
 		return 1
@@ -48,9 +58,10 @@ func runBadmix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	results := filepath.Join(e.procs.dir, "badmix.jsonl")
 	// Generated requests: every child-directed or DSA-requiring one lets
 	// the kinds that need it be drawn.
-	attack := exec.CommandContext(ctx, filepath.Join(*bin, "loadtest"), "attack", "-target", bg.url, "-rate", strconv.Itoa(*rate),
+	// Later flags win: -attack-args may override these.
+	attack := exec.CommandContext(ctx, filepath.Join(*bin, "loadtest"), append([]string{"attack", "-target", bg.url, "-rate", strconv.Itoa(*rate),
 		"-duration", duration.String(), "-gen-coppa", "0.3", "-gen-dsa", "0.3", "-gen-imps", "1-4",
-		"-metrics", metrics, "-bidder", "http://"+bidder, "-out", results, "-label", "badmix")
+		"-metrics", metrics, "-bidder", "http://" + bidder, "-out", results, "-label", "badmix"}, strings.Fields(*attackArgs)...)...)
 	attack.Stderr = stderr
 	if err := attack.Run(); err != nil {
 		fmt.Fprintf(stderr, "badmix: attack: %v\n", err)

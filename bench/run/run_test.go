@@ -189,7 +189,7 @@ func TestGroupCPULive(t *testing.T) {
 }
 
 func TestBidguardConfigKeepsTheEmbeddedPolicy(t *testing.T) {
-	cfg, err := bidguardConfig("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3/bid")
+	cfg, err := bidguardConfig("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3/bid", "")
 	require.NoError(t, err)
 	var got map[string]any
 	require.NoError(t, yaml.Unmarshal(cfg, &got))

@@ -47,6 +47,9 @@ type env struct {
 	self  string // this executable, for `benchrun proxy`
 	procs *procs
 	probe []byte // a bid request body
+	// seatsDir, when set, is the seatsDir (absolute) of every bidguard
+	// started: seat policies for `badmix -seats-dir`.
+	seatsDir string
 }
 
 // postProbe POSTs the probe body and wants a 2xx.
@@ -148,7 +151,7 @@ func (e *env) startBidguard(ctx context.Context, name, binary, bidder string) (s
 	if err != nil {
 		return service{}, "", err
 	}
-	cfg, err := bidguardConfig(loopback(port), loopback(admin), "http://"+bidder+"/bid")
+	cfg, err := bidguardConfig(loopback(port), loopback(admin), "http://"+bidder+"/bid", e.seatsDir)
 	if err != nil {
 		return service{}, "", err
 	}
@@ -171,8 +174,8 @@ func (e *env) startBidguard(ctx context.Context, name, binary, bidder string) (s
 
 // bidguardConfig is the embedded configs/bidguard.yaml (so the default
 // policy is exactly the embedded one) with listen, adminListen and
-// upstreams replaced.
-func bidguardConfig(listen, admin, upstream string) ([]byte, error) {
+// upstreams replaced, and seatsDir set when not empty.
+func bidguardConfig(listen, admin, upstream, seatsDir string) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(configs.Default, &doc); err != nil {
 		return nil, err
@@ -189,6 +192,9 @@ func bidguardConfig(listen, admin, upstream string) ([]byte, error) {
 		"listen":      {Kind: yaml.ScalarNode, Value: listen},
 		"adminListen": {Kind: yaml.ScalarNode, Value: admin},
 		"upstreams":   &ups,
+	}
+	if seatsDir != "" {
+		set["seatsDir"] = &yaml.Node{Kind: yaml.ScalarNode, Value: seatsDir}
 	}
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		if v, ok := set[root.Content[i].Value]; ok {
