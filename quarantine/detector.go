@@ -13,9 +13,6 @@ import (
 	"time"
 )
 
-// DefaultMaxSeats is the number of seats tracked when Options.MaxSeats is 0.
-const DefaultMaxSeats = 4096
-
 // EventKind is what happened to a seat.
 type EventKind uint8
 
@@ -64,8 +61,6 @@ type Options struct {
 	// goroutine that caused it (Tick, Update or Release), never with the
 	// detector's lock held and never on the bid path.
 	OnEvent func(Event)
-	// MaxSeats bounds the tracked seats (0: DefaultMaxSeats).
-	MaxSeats int
 }
 
 // Detector is the anomaly detector and quarantine state machine of
@@ -94,6 +89,7 @@ type Detector struct {
 	seats                     []*Seat // every tracked seat, sorted by key
 	ops                       map[string]bool
 	lastValveLog, lastFullLog time.Time
+	shift                     bool // the safety valve is holding: quarantines are refused until the shift ends
 }
 
 // compiled is the part of Settings the bid path reads, swapped atomically.
@@ -119,11 +115,7 @@ func New(opt Options) *Detector {
 	if d.log == nil {
 		d.log = slog.Default()
 	}
-	max := opt.MaxSeats
-	if max <= 0 {
-		max = DefaultMaxSeats
-	}
-	d.tab.init(max)
+	d.tab.init(DefaultMaxSeats)
 	d.cfg.Store(&compiled{})
 	return d
 }
@@ -182,8 +174,9 @@ func (d *Detector) Quarantined(upstream, seat string) string {
 // "<upstream>/<seat>" when a seat policy has that key, else seatbid.seat),
 // creating it on its first bid. It returns nil when the detector is off or
 // the seat table is full. Lock-free and allocation-free for a known seat;
-// the first bid of a new seat allocates its state (about 4.7 KiB) under a
-// shard lock. seat is not retained (a new seat's key is a copy).
+// the first bid of a new seat allocates its state (about 600 bytes, see
+// the package doc) under a shard lock. seat is not retained (a new seat's
+// key is a copy).
 func (d *Detector) Seat(upstream, seat string) *Seat {
 	c := d.cfg.Load()
 	if !c.enabled {
@@ -214,9 +207,10 @@ func (d *Detector) Seat(upstream, seat string) *Seat {
 // the windows (baselines stay). The first Update logs that the detector
 // starts clean.
 func (d *Detector) Update(set Settings) error {
-	if err := set.validate(); err != nil {
+	if err := set.Validate(); err != nil {
 		return err
 	}
+	set = set.withDefaults()
 	c := &compiled{enabled: set.Enabled, qualified: map[uint64]bool{}, operator: map[uint64]bool{}}
 	for _, k := range set.Qualified {
 		c.qualified[d.keyHash(k)] = true
@@ -274,6 +268,7 @@ func (d *Detector) Update(set Settings) error {
 		d.log.Info("quarantine detector enabled: seats are learned from now on")
 	}
 	d.set, d.updated = set, true
+	d.tab.max.Store(int64(set.MaxSeats)) // a smaller table is evicted down at the next tick
 	d.cfg.Store(c)
 	d.recount()
 	d.mu.Unlock()
@@ -320,7 +315,7 @@ func (d *Detector) Release(key string) error {
 	}
 	now := d.now()
 	ev := Event{Kind: Released, Seat: s.key, Signal: s.signal, Reason: "released by an operator", At: now, Version: d.set.Version}
-	d.release(s)
+	d.release(s, now)
 	s.forget()
 	d.recount()
 	d.mu.Unlock()
@@ -328,8 +323,10 @@ func (d *Detector) Release(key string) error {
 	return nil
 }
 
-func (d *Detector) release(s *Seat) {
-	s.signal, s.since, s.calmSince = None, time.Time{}, time.Time{}
+// release lifts the detector's quarantine of s at now; the hold and
+// strikes stay for the next quarantine's backoff.
+func (d *Detector) release(s *Seat, now time.Time) {
+	s.signal, s.since, s.calmSince, s.released = None, time.Time{}, time.Time{}, now
 	s.state.Store(uint32(None))
 }
 

@@ -45,8 +45,9 @@ type Thresholds struct {
 	// Rejections is the share of the seat's bids in the window that a gate
 	// (not the quarantine gate) rejected, in (0, 1].
 	Rejections float64
-	// Price is the larger of window median / baseline median and window p95
-	// / baseline p95 (> 0).
+	// Price is the upper side of the price signal: the larger of window
+	// median / baseline median and window p95 / baseline p95 (> 0). Its
+	// lower side is Settings.PriceDrop, for every seat.
 	Price float64
 	// Novelty is the share of bids in the window whose crid or an adomain
 	// entry the baseline never saw, in (0, 1].
@@ -84,6 +85,37 @@ func (t Thresholds) validate(path string) []error {
 	return errs
 }
 
+// Defaults of the settings the config leaves out. A zero ValveWindow,
+// MaxTTL, PriceDrop or MaxSeats in Settings means its default.
+const (
+	// DefaultValveWindow is how far back the safety valve looks.
+	DefaultValveWindow = 5 * time.Minute
+	// DefaultMaxTTL caps the hold of a flapping seat (ttl 10m: 10m, 20m,
+	// 40m, 80m, then 2h).
+	DefaultMaxTTL = 2 * time.Hour
+	// DefaultPriceDrop: a window median (or p5) under 0.55 of the baseline's
+	// is a price signal, the mirror of DefaultThresholds.Price (1/1.8).
+	DefaultPriceDrop = 0.55
+	// DefaultMaxSeats is the most seats tracked at once.
+	DefaultMaxSeats = 20000
+)
+
+// DefaultThresholds are the thresholds of a config that sets none. Price
+// 1.8 catches a sustained doubling (or, with DefaultPriceDrop, a halving)
+// of a seat's prices within two minutes at the default window and dwell;
+// lognormal noise of σ 0.3 around a constant reads under 1.3.
+var DefaultThresholds = Thresholds{Rejections: 0.5, Price: 1.8, Novelty: 0.8, Velocity: 10}
+
+// Defaults returns the settings of a config that sets nothing but
+// enabled.
+func Defaults() Settings {
+	return Settings{
+		Window: time.Minute, BaselineWindow: time.Hour, Dwell: 30 * time.Second, TTL: 10 * time.Minute,
+		Calm: 2 * time.Minute, MinSamples: 100, MaxShare: 0.5, Thresholds: DefaultThresholds,
+		ValveWindow: DefaultValveWindow, MaxTTL: DefaultMaxTTL, PriceDrop: DefaultPriceDrop, MaxSeats: DefaultMaxSeats,
+	}
+}
+
 // Settings are the detector's configuration (the quarantine block of the
 // config, converted by cmd/bidguard). Update applies a new value at any
 // time.
@@ -96,17 +128,33 @@ type Settings struct {
 	BaselineWindow time.Duration
 	// Dwell is how long a signal must stay over its threshold.
 	Dwell time.Duration
-	// TTL is the shortest quarantine.
+	// TTL is the shortest quarantine: the first hold of a seat.
 	TTL time.Duration
 	// Calm is how long every signal must stay under its threshold, after
-	// TTL, before a release.
+	// the hold, before a release.
 	Calm time.Duration
 	// MinSamples is the number of bids (priced bids for the price signal) a
-	// window and a baseline must hold before a signal is judged.
+	// window and a baseline must hold before a signal is judged; a seat's
+	// price histograms and novelty sketches are allocated once it has sent
+	// that many bids.
 	MinSamples int
-	// MaxShare is the largest share of active seats that may be
-	// quarantined by the detector at once.
+	// MaxShare is the largest share of the seats active in the last
+	// ValveWindow that may have been quarantined by the detector, or over a
+	// threshold, in the last ValveWindow.
 	MaxShare float64
+	// ValveWindow is how far back the safety valve looks (0:
+	// DefaultValveWindow).
+	ValveWindow time.Duration
+	// MaxTTL caps the hold of a flapping seat, which doubles from TTL with
+	// each quarantine that follows a release by less than the last hold
+	// (0: DefaultMaxTTL, or TTL when that is longer; else >= TTL).
+	MaxTTL time.Duration
+	// PriceDrop is the price signal's other side: a window median or p5
+	// under this fraction of the baseline's is over, in (0, 1) (0:
+	// DefaultPriceDrop).
+	PriceDrop float64
+	// MaxSeats bounds the tracked seats (0: DefaultMaxSeats).
+	MaxSeats int
 	// Thresholds apply to every seat without an override.
 	Thresholds Thresholds
 	// Overrides are per-seat thresholds, by seat key (seats.<key>.quarantine
@@ -126,7 +174,27 @@ type Settings struct {
 // sub is the length of a window's sub-bucket (at least 1ns).
 func (s *Settings) sub() time.Duration { return max(s.Window/ringSize, 1) }
 
-func (s *Settings) validate() error {
+// withDefaults returns s with its zero optional settings defaulted.
+func (s Settings) withDefaults() Settings {
+	if s.ValveWindow == 0 {
+		s.ValveWindow = DefaultValveWindow
+	}
+	if s.MaxTTL == 0 {
+		s.MaxTTL = max(DefaultMaxTTL, s.TTL)
+	}
+	if s.PriceDrop == 0 {
+		s.PriceDrop = DefaultPriceDrop
+	}
+	if s.MaxSeats == 0 {
+		s.MaxSeats = DefaultMaxSeats
+	}
+	return s
+}
+
+// Validate reports every invalid setting at once, each error naming its
+// config key. Update calls it; config validation calls it too, so a value
+// the detector would refuse never loads.
+func (s *Settings) Validate() error {
 	var errs []error
 	for _, d := range []struct {
 		name string
@@ -143,6 +211,18 @@ func (s *Settings) validate() error {
 	}
 	if !(s.MaxShare > 0 && s.MaxShare <= 1) {
 		errs = append(errs, fmt.Errorf("quarantine.maxShare: %v is not in (0, 1]", s.MaxShare))
+	}
+	if s.ValveWindow < 0 {
+		errs = append(errs, fmt.Errorf("quarantine.valveWindow: %v is not >= 0 (0: %v)", s.ValveWindow, DefaultValveWindow))
+	}
+	if s.MaxTTL < 0 || (s.MaxTTL > 0 && s.MaxTTL < s.TTL) {
+		errs = append(errs, fmt.Errorf("quarantine.maxTTL: %v is not >= ttl %v (0: %v)", s.MaxTTL, s.TTL, DefaultMaxTTL))
+	}
+	if !(s.PriceDrop >= 0 && s.PriceDrop < 1) {
+		errs = append(errs, fmt.Errorf("quarantine.priceDrop: %v is not in (0, 1) (0: %v)", s.PriceDrop, DefaultPriceDrop))
+	}
+	if s.MaxSeats < 0 {
+		errs = append(errs, fmt.Errorf("quarantine.maxSeats: %d is not >= 0 (0: %d)", s.MaxSeats, DefaultMaxSeats))
 	}
 	errs = append(errs, s.Thresholds.validate("quarantine.thresholds.")...)
 	for k, t := range s.Overrides {

@@ -14,13 +14,14 @@ const numShards = 16
 // lock. A seat not in it yet is created under the lock of one of numShards
 // shards (only the bids of a new seat, until the next tick, take it), and
 // the detector's goroutine folds the shards into a new map at every tick.
-// At most max seats are tracked; a full table takes no new seat, counts
-// its bids in full, and the detector evicts the least recently seen seats.
+// At most max seats are tracked; a full table takes no new seat (it counts
+// the bids it turned away), and the detector evicts the least recently seen
+// seats.
 type table struct {
 	index  atomic.Pointer[map[uint64]*Seat]
 	shards [numShards]shard
 	size   atomic.Int64
-	max    int64
+	max    atomic.Int64  // Settings.MaxSeats
 	full   atomic.Uint64 // bids of seats the full table could not take
 }
 
@@ -31,7 +32,7 @@ type shard struct {
 }
 
 func (t *table) init(max int) {
-	t.max = int64(max)
+	t.max.Store(int64(max))
 	empty := map[uint64]*Seat{}
 	t.index.Store(&empty)
 	for i := range t.shards {
@@ -53,7 +54,7 @@ func (t *table) create(h uint64, mk func() *Seat) *Seat {
 	if s := t.lookup(h); s != nil { // folded into the index meanwhile
 		return s
 	}
-	if t.size.Add(1) > t.max {
+	if t.size.Add(1) > t.max.Load() {
 		t.size.Add(-1)
 		t.full.Add(1)
 		return nil
