@@ -194,7 +194,7 @@ func (s Settings) withDefaults() Settings {
 // Validate reports every invalid setting at once, each error naming its
 // config key. Update calls it; config validation calls it too, so a value
 // the detector would refuse never loads.
-func (s *Settings) Validate() error {
+func (s Settings) Validate() error {
 	var errs []error
 	for _, d := range []struct {
 		name string

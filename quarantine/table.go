@@ -65,7 +65,9 @@ func (t *table) create(h uint64, mk func() *Seat) *Seat {
 }
 
 // rebuild folds the seats created since the last rebuild into a new index,
-// leaving out drop, and returns every seat sorted by key (list is reused).
+// leaving out drop, and returns every seat sorted by key: list (the seats
+// of the current index, sorted; reused) without drop, merged with the new
+// seats, sorted alone.
 func (t *table) rebuild(drop map[*Seat]bool, list []*Seat) []*Seat {
 	for i := range t.shards {
 		t.shards[i].mu.Lock()
@@ -84,22 +86,37 @@ func (t *table) rebuild(drop map[*Seat]bool, list []*Seat) []*Seat {
 	}
 	old := *t.index.Load()
 	m := make(map[uint64]*Seat, len(old)+fresh)
-	list = list[:0]
 	for h, s := range old {
 		if !drop[s] {
 			m[h] = s
-			list = append(list, s)
 		}
 	}
+	kept := list[:0]
+	for _, s := range list {
+		if !drop[s] {
+			kept = append(kept, s)
+		}
+	}
+	added := make([]*Seat, 0, fresh)
 	for i := range t.shards {
 		for h, s := range t.shards[i].m {
 			m[h] = s
-			list = append(list, s)
+			added = append(added, s)
 		}
 		clear(t.shards[i].m)
 	}
 	t.index.Store(&m)
 	t.size.Store(int64(len(m)))
-	sort.Slice(list, func(i, j int) bool { return list[i].key < list[j].key })
-	return list
+	sort.Slice(added, func(i, j int) bool { return added[i].key < added[j].key })
+	// Merge from the back, in place.
+	i, j := len(kept)-1, len(added)-1
+	kept = append(kept, added...)
+	for k := len(kept) - 1; j >= 0; k-- {
+		if i >= 0 && kept[i].key > added[j].key {
+			kept[k], i = kept[i], i-1
+		} else {
+			kept[k], j = added[j], j-1
+		}
+	}
+	return kept
 }
