@@ -20,8 +20,9 @@ type EventKind uint8
 const (
 	// Quarantined: the detector or quarantine.seats quarantined the seat.
 	Quarantined EventKind = iota + 1
-	// Released: ttl and calm passed, an operator released it, it left
-	// quarantine.seats, or quarantine.enabled turned false.
+	// Released: its hold and calm passed, an operator released it, it left
+	// quarantine.seats, quarantine.enabled turned false, or the safety
+	// valve undid a quarantine taken at the start of a shift.
 	Released
 	// Refused: the safety valve held back a quarantine (maxShare).
 	Refused
@@ -40,10 +41,14 @@ type Event struct {
 	// Signal is what the seat is (or was, or would have been) quarantined for.
 	Signal Signal
 	// Reason says why, in one line: "<value> over threshold <t> for
-	// <dwell>", "listed in quarantine.seats", "released by an operator",
-	// "every signal under its threshold for <calm> after ttl <ttl>",
-	// "removed from quarantine.seats", "quarantine.enabled: false", or the
-	// safety valve's "safety valve: <n> of <m> active seats ...".
+	// <dwell>" (for a price drop "<value> under threshold <priceDrop> for
+	// <dwell>"; a flapping seat's adds "; held <hold>: quarantined again
+	// <d> after its release"), "listed in quarantine.seats", "released by
+	// an operator", "every signal under its threshold for <calm> after ttl
+	// <ttl>" (or "after a hold of <hold> ..."), "removed from
+	// quarantine.seats", "quarantine.enabled: false", or the safety valve's
+	// "safety valve: <n> of <m> active seats ..." (on a Released event
+	// ending "; quarantined <d> ago, part of the shift").
 	Reason string
 	At     time.Time
 	// Version is the config version in force.
@@ -64,9 +69,9 @@ type Options struct {
 }
 
 // Detector is the anomaly detector and quarantine state machine of
-// DESIGN.md "Anomaly detection and quarantine". The bid path calls Seat and
-// Seat.Observe, and the quarantine gate Any and Quarantined: lock-free and
-// allocation-free for known seats. Tick (called by Run every tick, or by a
+// docs/design.md, "Anomaly detection and quarantine". The bid path calls
+// Seat and Seat.Observe, and the quarantine gate Any and Quarantined:
+// lock-free and allocation-free for known seats. Tick (called by Run every tick, or by a
 // test) measures the signals and moves seats in and out of quarantine;
 // Update, Release and Status take the same lock as Tick. A new Detector
 // knows nothing: a restart starts clean.
