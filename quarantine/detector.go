@@ -263,6 +263,7 @@ func (d *Detector) Update(set Settings) error {
 			drop[s] = true
 		}
 		d.seats = d.tab.rebuild(drop, d.seats)
+		d.shift = false
 	case d.updated && set.Window != d.set.Window:
 		for _, s := range d.seats {
 			s.resetWindow()

@@ -198,3 +198,20 @@ func TestFlappingSeatBackoff(t *testing.T) {
 	require.Equal(t, "10m0s", s.d.Status().Seats[0].Hold)
 	require.NotContains(t, s.eventsOf(Quarantined)[5].Reason, "held")
 }
+
+// Turning the detector off ends a shift with everything else it knew.
+func TestValveShiftEndsWhenDisabled(t *testing.T) {
+	seats := fleetSeats(10)
+	for _, tr := range seats {
+		tr.reject = 0.9
+	}
+	set := defaults()
+	s := newSim(t, set, seats...)
+	s.run(3*time.Minute, tick, nil)
+	require.True(t, s.d.Status().Shift)
+	set.Enabled = false
+	require.NoError(t, s.d.Update(set))
+	set.Enabled = true
+	require.NoError(t, s.d.Update(set))
+	require.False(t, s.d.Status().Shift)
+}
