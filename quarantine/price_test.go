@@ -98,3 +98,25 @@ func TestPriceZeroPricesAreNoDrop(t *testing.T) {
 	require.Empty(t, s.kinds())
 	require.InDelta(t, 1, s.d.seats[0].low, 1e-9)
 }
+
+// A slow drift either way (prices doubling, or halving, every two hours
+// for eight hours) is followed by the baseline at the defaults: neither
+// side of the price signal comes near its threshold.
+func TestPriceSlowDriftNotFlaggedAtTheDefaults(t *testing.T) {
+	seats := steadySeats(4)
+	seats[0].median = func(t time.Duration) float64 { return math.Pow(2, t.Hours()/2) }
+	seats[2].median = func(t time.Duration) float64 { return 3 / math.Pow(2, t.Hours()/2) }
+	s := newSim(t, defaults(), seats...)
+	hi, lo := 0.0, math.Inf(1)
+	s.run(8*hour, tick, func() {
+		for _, seat := range s.d.seats {
+			if seat.judged[Price-1] {
+				hi, lo = max(hi, seat.value[Price-1]), min(lo, seat.low)
+			}
+		}
+	})
+	t.Logf("drifting seats: price signal in [%.2f, %.2f]", lo, hi)
+	require.Empty(t, s.kinds())
+	require.Less(t, hi, 1.6)
+	require.Greater(t, lo, 0.62)
+}
