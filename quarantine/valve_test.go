@@ -46,7 +46,7 @@ func rejectFrom(s *sim, seats []*traffic, onset []time.Duration, bad float64, en
 // and goes on each seat with its own period (a flapping backend behind the
 // exchange), so the seats cross the threshold at different moments and at
 // most a few are over at any one tick. Judged within one tick, the valve
-// lets them in one by one up to maxShare (12 quarantines over the hour,
+// lets them in one by one up to maxShare (13 quarantines in the hour,
 // five at once, with ValveWindow 1ns); judged over the last valveWindow it
 // is one shift: no seat is ever quarantined, each is refused once.
 func TestValveFleetWideShiftQuarantinesNoSeat(t *testing.T) {
