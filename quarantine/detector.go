@@ -71,10 +71,10 @@ type Options struct {
 // Detector is the anomaly detector and quarantine state machine of
 // docs/design.md, "Anomaly detection and quarantine". The bid path calls
 // Seat and Seat.Observe, and the quarantine gate Any and Quarantined:
-// lock-free and allocation-free for known seats. Tick (called by Run every tick, or by a
-// test) measures the signals and moves seats in and out of quarantine;
-// Update, Release and Status take the same lock as Tick. A new Detector
-// knows nothing: a restart starts clean.
+// lock-free and allocation-free for known seats. Tick (called by Run every
+// tick, or by a test) measures the signals and moves seats in and out of
+// quarantine; Update, Release and Status take the same lock as Tick. A new
+// Detector knows nothing: a restart starts clean.
 type Detector struct {
 	now     func() time.Time
 	log     *slog.Logger
