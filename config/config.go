@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"github.com/bidguard/bidguard/quarantine"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -149,7 +150,11 @@ type Quarantine struct {
 	TTL            Duration             `yaml:"ttl"`            // quarantine length (10m; > 0)
 	Calm           Duration             `yaml:"calm"`           // calm period before release (2m; 0: released when ttl ends)
 	MinSamples     int                  `yaml:"minSamples"`     // bids in the window before judging (100; > 0)
-	MaxShare       float64              `yaml:"maxShare"`       // most of active seats quarantined at once (0.5; in (0, 1])
+	MaxShare       float64              `yaml:"maxShare"`       // most of the seats active in valveWindow quarantined or over a threshold in it (0.5; in (0, 1])
+	ValveWindow    Duration             `yaml:"valveWindow"`    // how far back the safety valve looks (5m; 0: the default)
+	MaxTTL         Duration             `yaml:"maxTTL"`         // longest hold of a flapping seat, doubling from ttl (2h; >= ttl; 0: the larger of 2h and ttl)
+	PriceDrop      float64              `yaml:"priceDrop"`      // a window median or p5 under this fraction of the baseline's is a price signal (0.55; in (0, 1); 0: the default)
+	MaxSeats       int                  `yaml:"maxSeats"`       // most seats tracked, idle ones evicted first (20000; 0: the default)
 	Thresholds     QuarantineThresholds `yaml:"thresholds"`
 	// Seats are operator-quarantined seats.
 	Seats []string `yaml:"seats"`
@@ -272,7 +277,9 @@ func DefaultConfig() Config {
 		Quarantine: Quarantine{
 			Window: Duration{60e9}, BaselineWindow: Duration{3600e9}, Dwell: Duration{30e9}, TTL: Duration{600e9},
 			Calm: Duration{120e9}, MinSamples: 100, MaxShare: 0.5,
-			Thresholds: QuarantineThresholds{Rejections: 0.5, Price: 5, Novelty: 0.8, Velocity: 10},
+			ValveWindow: Duration{int64(quarantine.DefaultValveWindow)}, MaxTTL: Duration{int64(quarantine.DefaultMaxTTL)},
+			PriceDrop: quarantine.DefaultPriceDrop, MaxSeats: quarantine.DefaultMaxSeats,
+			Thresholds: thresholds(quarantine.DefaultThresholds),
 		},
 		Policy: PolicyConfig{Action: "enforce", OnDeadline: "drop"},
 	}

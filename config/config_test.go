@@ -104,7 +104,7 @@ func TestExplicitZeroIsNotAbsent(t *testing.T) {
 	}
 	cfg = parse("seats: {a: {quarantine: {novelty: 0.5}}}\n")
 	require.Equal(t, 0.5, cfg.Seats["a"].Quarantine.Apply(cfg.Quarantine.Thresholds).Novelty)
-	require.Equal(t, 5.0, cfg.Seats["a"].Quarantine.Apply(cfg.Quarantine.Thresholds).Price, "a key left out inherits")
+	require.Equal(t, 1.8, cfg.Seats["a"].Quarantine.Apply(cfg.Quarantine.Thresholds).Price, "a key left out inherits")
 }
 
 func TestListenerLimits(t *testing.T) {
@@ -196,7 +196,7 @@ func TestEveryAuditKeyNeedsARestart(t *testing.T) {
 func TestFeatureSettings(t *testing.T) {
 	cfg, err := config.Parse("x.yaml", []byte(`
 upstreams: [{name: a, url: 'http://127.0.0.1:1/'}]
-quarantine: {enabled: true, window: 2m, dwell: 0, thresholds: {price: 3}, seats: [op]}
+quarantine: {enabled: true, window: 2m, dwell: 0, thresholds: {price: 3}, seats: [op], valveWindow: 7m, maxTTL: 3h, priceDrop: 0.4, maxSeats: 500}
 seats:
   s1: {quarantine: {novelty: 0.25}}
   a/s2: {}
@@ -207,6 +207,10 @@ seats:
 	require.Equal(t, 2*time.Minute, q.Window)
 	require.Zero(t, q.Dwell)
 	require.Equal(t, time.Hour, q.BaselineWindow, "a key left out takes its default")
+	require.Equal(t, 7*time.Minute, q.ValveWindow)
+	require.Equal(t, 3*time.Hour, q.MaxTTL)
+	require.Equal(t, 0.4, q.PriceDrop)
+	require.Equal(t, 500, q.MaxSeats)
 	require.Equal(t, 3.0, q.Thresholds.Price)
 	require.Equal(t, 0.25, q.Overrides["s1"].Novelty)
 	require.Equal(t, 3.0, q.Overrides["s1"].Price, "an override inherits the global thresholds")
@@ -214,6 +218,17 @@ seats:
 	require.Equal(t, []string{"a/s2"}, q.Qualified)
 	require.Equal(t, []string{"op"}, q.Operator)
 	require.Empty(t, q.Validate())
+
+	// The detector's rules are the config's: a value it refuses never loads.
+	for key, want := range map[string]string{
+		"priceDrop: 1":     "quarantine.priceDrop: must be in (0, 1)",
+		"maxSeats: -1":     "quarantine.maxSeats: must be >= 0",
+		"valveWindow: -1s": "x.yaml:1: \"-1s\" must not be negative",
+		"maxTTL: 1m":       "quarantine.maxTTL: must be >= ttl",
+	} {
+		_, err := config.Parse("x.yaml", []byte("quarantine: {"+key+"}\n"))
+		require.ErrorContains(t, err, want, key)
+	}
 
 	opt, err := cfg.AuditOptions("/etc/bidguard/bidguard.yaml")
 	require.NoError(t, err)

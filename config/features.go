@@ -21,12 +21,13 @@ func (c *Config) QuarantineSettings() quarantine.Settings {
 	s := quarantine.Settings{
 		Enabled: q.Enabled, Window: q.Window.Duration(), BaselineWindow: q.BaselineWindow.Duration(),
 		Dwell: q.Dwell.Duration(), TTL: q.TTL.Duration(), Calm: q.Calm.Duration(),
-		MinSamples: q.MinSamples, MaxShare: q.MaxShare, Thresholds: thresholds(q.Thresholds),
+		MinSamples: q.MinSamples, MaxShare: q.MaxShare, ValveWindow: q.ValveWindow.Duration(),
+		MaxTTL: q.MaxTTL.Duration(), PriceDrop: q.PriceDrop, MaxSeats: q.MaxSeats, Thresholds: toSettings(q.Thresholds),
 		Overrides: map[string]quarantine.Thresholds{}, Operator: q.Seats,
 	}
 	for key, seat := range c.Seats {
 		if seat.Quarantine != nil {
-			s.Overrides[key] = thresholds(seat.Quarantine.Apply(q.Thresholds))
+			s.Overrides[key] = toSettings(seat.Quarantine.Apply(q.Thresholds))
 		}
 		if strings.Contains(key, "/") {
 			s.Qualified = append(s.Qualified, key)
@@ -35,8 +36,13 @@ func (c *Config) QuarantineSettings() quarantine.Settings {
 	return s
 }
 
-func thresholds(t QuarantineThresholds) quarantine.Thresholds {
+func toSettings(t QuarantineThresholds) quarantine.Thresholds {
 	return quarantine.Thresholds{Rejections: t.Rejections, Price: t.Price, Novelty: t.Novelty, Velocity: t.Velocity}
+}
+
+// thresholds is the YAML block of the detector's thresholds t.
+func thresholds(t quarantine.Thresholds) QuarantineThresholds {
+	return QuarantineThresholds{Rejections: t.Rejections, Price: t.Price, Novelty: t.Novelty, Velocity: t.Velocity}
 }
 
 // AuditOptions converts the audit block for audit.Open: the log's path and

@@ -230,7 +230,7 @@ func (c *Config) validateSeats(v *problems, upstreams map[string]bool) {
 			bad("action: %q is not enforce or shadow", s.Action)
 		}
 		if s.Quarantine != nil {
-			th := thresholds(s.Quarantine.Apply(c.Quarantine.Thresholds))
+			th := toSettings(s.Quarantine.Apply(c.Quarantine.Thresholds))
 			v.in(s.file, th.Validate(fmt.Sprintf("seat %q: quarantine", k)))
 		}
 	}

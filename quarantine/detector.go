@@ -13,9 +13,6 @@ import (
 	"time"
 )
 
-// DefaultMaxSeats is the number of seats tracked when Options.MaxSeats is 0.
-const DefaultMaxSeats = 4096
-
 // EventKind is what happened to a seat.
 type EventKind uint8
 
@@ -23,8 +20,9 @@ type EventKind uint8
 const (
 	// Quarantined: the detector or quarantine.seats quarantined the seat.
 	Quarantined EventKind = iota + 1
-	// Released: ttl and calm passed, an operator released it, it left
-	// quarantine.seats, or quarantine.enabled turned false.
+	// Released: its hold and calm passed, an operator released it, it left
+	// quarantine.seats, quarantine.enabled turned false, or the safety
+	// valve undid a quarantine taken at the start of a shift.
 	Released
 	// Refused: the safety valve held back a quarantine (maxShare).
 	Refused
@@ -43,10 +41,14 @@ type Event struct {
 	// Signal is what the seat is (or was, or would have been) quarantined for.
 	Signal Signal
 	// Reason says why, in one line: "<value> over threshold <t> for
-	// <dwell>", "listed in quarantine.seats", "released by an operator",
-	// "every signal under its threshold for <calm> after ttl <ttl>",
-	// "removed from quarantine.seats", "quarantine.enabled: false", or the
-	// safety valve's "safety valve: <n> of <m> active seats ...".
+	// <dwell>" (for a price drop "<value> under threshold <priceDrop> for
+	// <dwell>"; a flapping seat's adds "; held <hold>: quarantined again
+	// <d> after its release"), "listed in quarantine.seats", "released by
+	// an operator", "every signal under its threshold for <calm> after ttl
+	// <ttl>" (or "after a hold of <hold> ..."), "removed from
+	// quarantine.seats", "quarantine.enabled: false", or the safety valve's
+	// "safety valve: <n> of <m> active seats ..." (on a Released event
+	// ending "; quarantined <d> ago, part of the shift").
 	Reason string
 	At     time.Time
 	// Version is the config version in force.
@@ -64,17 +66,15 @@ type Options struct {
 	// goroutine that caused it (Tick, Update or Release), never with the
 	// detector's lock held and never on the bid path.
 	OnEvent func(Event)
-	// MaxSeats bounds the tracked seats (0: DefaultMaxSeats).
-	MaxSeats int
 }
 
 // Detector is the anomaly detector and quarantine state machine of
-// DESIGN.md "Anomaly detection and quarantine". The bid path calls Seat and
-// Seat.Observe, and the quarantine gate Any and Quarantined: lock-free and
-// allocation-free for known seats. Tick (called by Run every tick, or by a
-// test) measures the signals and moves seats in and out of quarantine;
-// Update, Release and Status take the same lock as Tick. A new Detector
-// knows nothing: a restart starts clean.
+// docs/design.md, "Anomaly detection and quarantine". The bid path calls
+// Seat and Seat.Observe, and the quarantine gate Any and Quarantined:
+// lock-free and allocation-free for known seats. Tick (called by Run every
+// tick, or by a test) measures the signals and moves seats in and out of
+// quarantine; Update, Release and Status take the same lock as Tick. A new
+// Detector knows nothing: a restart starts clean.
 type Detector struct {
 	now     func() time.Time
 	log     *slog.Logger
@@ -94,6 +94,7 @@ type Detector struct {
 	seats                     []*Seat // every tracked seat, sorted by key
 	ops                       map[string]bool
 	lastValveLog, lastFullLog time.Time
+	shift                     bool // the safety valve is holding: quarantines are refused until the shift ends
 }
 
 // compiled is the part of Settings the bid path reads, swapped atomically.
@@ -119,11 +120,7 @@ func New(opt Options) *Detector {
 	if d.log == nil {
 		d.log = slog.Default()
 	}
-	max := opt.MaxSeats
-	if max <= 0 {
-		max = DefaultMaxSeats
-	}
-	d.tab.init(max)
+	d.tab.init(DefaultMaxSeats)
 	d.cfg.Store(&compiled{})
 	return d
 }
@@ -182,8 +179,9 @@ func (d *Detector) Quarantined(upstream, seat string) string {
 // "<upstream>/<seat>" when a seat policy has that key, else seatbid.seat),
 // creating it on its first bid. It returns nil when the detector is off or
 // the seat table is full. Lock-free and allocation-free for a known seat;
-// the first bid of a new seat allocates its state (about 4.7 KiB) under a
-// shard lock. seat is not retained (a new seat's key is a copy).
+// the first bid of a new seat allocates its state (about 600 bytes, see
+// the package doc) under a shard lock. seat is not retained (a new seat's
+// key is a copy).
 func (d *Detector) Seat(upstream, seat string) *Seat {
 	c := d.cfg.Load()
 	if !c.enabled {
@@ -217,6 +215,7 @@ func (d *Detector) Update(set Settings) error {
 	if errs := set.Validate(); len(errs) > 0 {
 		return errors.Join(errs...)
 	}
+	set = set.withDefaults()
 	c := &compiled{enabled: set.Enabled, qualified: map[uint64]bool{}, operator: map[uint64]bool{}}
 	for _, k := range set.Qualified {
 		c.qualified[d.keyHash(k)] = true
@@ -264,6 +263,7 @@ func (d *Detector) Update(set Settings) error {
 			drop[s] = true
 		}
 		d.seats = d.tab.rebuild(drop, d.seats)
+		d.shift = false
 	case d.updated && set.Window != d.set.Window:
 		for _, s := range d.seats {
 			s.resetWindow()
@@ -274,6 +274,7 @@ func (d *Detector) Update(set Settings) error {
 		d.log.Info("quarantine detector enabled: seats are learned from now on")
 	}
 	d.set, d.updated = set, true
+	d.tab.max.Store(int64(set.MaxSeats)) // a smaller table is evicted down at the next tick
 	d.cfg.Store(c)
 	d.recount()
 	d.mu.Unlock()
@@ -320,7 +321,7 @@ func (d *Detector) Release(key string) error {
 	}
 	now := d.now()
 	ev := Event{Kind: Released, Seat: s.key, Signal: s.signal, Reason: "released by an operator", At: now, Version: d.set.Version}
-	d.release(s)
+	d.release(s, now)
 	s.forget()
 	d.recount()
 	d.mu.Unlock()
@@ -328,8 +329,10 @@ func (d *Detector) Release(key string) error {
 	return nil
 }
 
-func (d *Detector) release(s *Seat) {
-	s.signal, s.since, s.calmSince = None, time.Time{}, time.Time{}
+// release lifts the detector's quarantine of s at now; the hold and
+// strikes stay for the next quarantine's backoff.
+func (d *Detector) release(s *Seat, now time.Time) {
+	s.signal, s.since, s.calmSince, s.released = None, time.Time{}, time.Time{}, now
 	s.state.Store(uint32(None))
 }
 

@@ -230,19 +230,19 @@ func TestSafetyValveHoldsWhenMostSeatsShift(t *testing.T) {
 }
 
 // The valve caps what is quarantined at any moment: three seats go bad and
-// are quarantined; five more later would bring it to eight of ten, so they
-// are refused and the three stay.
+// are quarantined; five more, later than valveWindow, would bring it to
+// eight of ten, so they are refused and the three stay.
 func TestSafetyValveCapsTheShare(t *testing.T) {
 	seats := steadySeats(10)
 	for i, tr := range seats[:8] {
 		at := hour
 		if i >= 3 {
-			at = hour + 5*time.Minute
+			at = hour + 10*time.Minute
 		}
 		tr.median = jumpAt(at, 1, 10)
 	}
 	s := newSim(t, defaultSettings(), seats...)
-	s.run(hour+10*time.Minute, tick, func() { require.LessOrEqual(t, s.d.Count(), 5, "never more than maxShare") })
+	s.run(hour+15*time.Minute, tick, func() { require.LessOrEqual(t, s.d.Count(), 5, "never more than maxShare") })
 	require.Len(t, s.eventsOf(Quarantined), 3)
 	require.Len(t, s.eventsOf(Refused), 5)
 	require.Equal(t, 3, s.d.Count())

@@ -22,7 +22,9 @@ import (
 
 var epoch0 = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// defaultSettings are the config defaults of DESIGN.md.
+// defaultSettings are the settings most scenarios were written for: the
+// defaults but for a price threshold of 5 (defaults() in valve_test.go has
+// them all).
 func defaultSettings() Settings {
 	return Settings{
 		Enabled: true, Window: time.Minute, BaselineWindow: time.Hour, Dwell: 30 * time.Second, TTL: 10 * time.Minute,
@@ -80,11 +82,11 @@ func newSimMax(t *testing.T, set Settings, maxSeats int, seats ...*traffic) *sim
 	t.Helper()
 	s := &sim{t: t, now: epoch0, start: epoch0, rng: rand.New(rand.NewPCG(1, 2)), seats: seats, log: &lockedBuffer{}}
 	s.d = New(Options{
-		Now:      func() time.Time { return s.now },
-		Logger:   slog.New(slog.NewTextHandler(s.log, nil)),
-		OnEvent:  func(e Event) { s.mu.Lock(); s.events = append(s.events, e); s.mu.Unlock() },
-		MaxSeats: maxSeats,
+		Now:     func() time.Time { return s.now },
+		Logger:  slog.New(slog.NewTextHandler(s.log, nil)),
+		OnEvent: func(e Event) { s.mu.Lock(); s.events = append(s.events, e); s.mu.Unlock() },
 	})
+	set.MaxSeats = maxSeats
 	require.NoError(t, s.d.Update(set))
 	return s
 }

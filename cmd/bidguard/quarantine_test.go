@@ -234,7 +234,7 @@ func TestQuarantineEndToEnd(t *testing.T) {
 	require.Len(t, q, 1)
 	require.Equal(t, "s1", q[0]["seat"])
 	require.Equal(t, "rtb.quarantine", q[0]["gate"])
-	require.Regexp(t, `^price: \d+(\.\d+)? over threshold 5 for 30s$`, q[0]["reason"])
+	require.Regexp(t, `^price: \d+(\.\d+)? over threshold 1.8 for 30s$`, q[0]["reason"])
 	require.Equal(t, snap.Version, q[0]["policy"])
 	require.Len(t, r, 1)
 	require.Equal(t, "price: released by an operator", r[0]["reason"])
