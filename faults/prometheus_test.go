@@ -172,10 +172,11 @@ func TestPrometheusScrapesServe(t *testing.T) {
 			runLoad(t, loadSpec{addr: p.addr, conns: 4, rate: 200, dur: time.Second, tmaxMs: 200})
 		}
 	}()
-	t.Cleanup(func() {
+	stopLoad := func() {
 		stop.Store(true)
 		<-loadDone
-	})
+	}
+	t.Cleanup(stopLoad)
 
 	// promtool's exposition lint: format, # HELP on every family, names
 	// that fit their types.
@@ -251,6 +252,7 @@ func TestPrometheusScrapesServe(t *testing.T) {
 	require.Len(t, p99, 1)
 	require.Greater(t, p99[0], 0.002)
 	require.Less(t, p99[0], 0.2)
+	stopLoad()
 	p.healthy()
 }
 
