@@ -254,6 +254,6 @@ func (f *family) owns(name string) bool {
 }
 
 // escapeHelp escapes a HELP text: backslash and newline.
-func escapeHelp(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "\n", `\n`).Replace(s)
-}
+func escapeHelp(s string) string { return helpEscaper.Replace(s) }
+
+var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)

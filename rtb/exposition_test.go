@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/configs"
+	"github.com/bidguard/bidguard/engine"
 )
 
 // exposed is a parsed Prometheus text exposition.
@@ -241,4 +244,20 @@ func TestGroupFamilies(t *testing.T) {
 	}
 	require.Equal(t, []string{"h:histogram:3", "h_other:gauge:1", "s:summary:1", "s_bucket:gauge:1"}, names)
 	require.Equal(t, `a\\b\nc`, escapeHelp("a\\b\nc"))
+}
+
+// BenchmarkWriteMetrics is one scrape of /metrics under the embedded
+// default policy: the admin listener's cost, not the bid path's.
+func BenchmarkWriteMetrics(b *testing.B) {
+	h := &engine.Holder{}
+	h.Store(compile(b, string(configs.Default), nil))
+	srv, err := New(h, Options{Version: "bench"})
+	require.NoError(b, err)
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		srv.WriteMetrics(&buf)
+	}
+	b.ReportMetric(float64(buf.Len()), "bytes")
 }
