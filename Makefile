@@ -1,11 +1,23 @@
 GO ?= go
 FUZZTIME ?= 20s
 
-.PHONY: build test test-noalloc lint fuzz bench compare loadtest ci faults
+# The version and revision bidguard reports (bidguard version, --version,
+# bidguard_build_info, the start-up log line). The Dockerfile takes them as
+# build args: make image passes these.
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# The Dockerfile's build flags, the same static binary.
+LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)
+
+.PHONY: build image test test-noalloc lint fuzz bench compare bench-deps loadtest ci faults faults-deps
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bidguard ./cmd/bidguard
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/bidguard ./cmd/bidguard
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/loadtest ./loadtest
+
+# The container image (Dockerfile), stamped like make build.
+image:
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t bidguard:$(VERSION) .
 
 # The README's test command.
 test:
@@ -30,9 +42,17 @@ fuzz:
 # The whole fault suite (docs/reliability.md), slow scenarios included:
 # real serve processes on loopback. The test binary runs without -race (its
 # load generator must keep time); the product is race-built where a
-# scenario needs it (1,000 reloads under traffic).
+# scenario needs it (1,000 reloads under traffic). The Prometheus scenario
+# scrapes serve with a real Prometheus: faults-deps installs Debian's
+# prometheus package when it is missing (as root, as in CI). Without root
+# the other scenarios still run and that one fails saying what to install
+# (it runs the same script itself, so it also works when run alone).
 faults:
+	-./.ci/install-prometheus
 	BIDGUARD_FAULTS=1 $(GO) test -count=1 -timeout 20m ./faults/
+
+faults-deps:
+	./.ci/install-prometheus
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./jsonraw/ ./engine/ ./gates/ ./rtb/ ./quarantine/
@@ -41,9 +61,15 @@ bench:
 # fasthttp proxy, nginx, httputil.ReverseProxy and bidguard, interleaved
 # rounds; prints the table, writes bench/out/compare.md and the plots.
 # COMPARE_ARGS=-quick for a one-minute run; see bin/benchrun compare -h.
+# Without nginx the table says so and leaves it out: make bench-deps.
 compare: build
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/benchrun ./bench/run
 	./bin/benchrun compare $(COMPARE_ARGS)
+
+# What make compare measures besides bidguard: Debian's nginx, and wrk for
+# cross-checks by hand (bench/README.md). Needs root and apt-get.
+bench-deps:
+	./.ci/apt-install nginx wrk
 
 # The bad-bid mix through bidguard: fails if a bad or late bid reached the
 # client. LOADTEST_ARGS: see bin/benchrun badmix -h; scenarios (1,000-bid

@@ -118,6 +118,7 @@ type attack struct {
 	conns   []*connStats
 	issued  atomic.Int64 // closed model: requests started
 	elapsed func() time.Duration
+	period  time.Duration // between interval records: intervalPeriod
 }
 
 func newAttack(o attackOptions) (*attack, error) {
@@ -237,7 +238,8 @@ func (a *attack) run(ctx context.Context, rw *recordWriter) (*Summary, error) {
 		}
 		return rw.write(iv)
 	}
-	tick := time.NewTicker(time.Second)
+	a.period = intervalPeriod(a.o.duration)
+	tick := time.NewTicker(a.period)
 	defer tick.Stop()
 	for running := true; running; {
 		select {
@@ -362,8 +364,8 @@ func (a *attack) progressLine(total *Tally, iv *Interval) string {
 	if total.Sent > 0 {
 		late = 100 * float64(total.Late) / float64(total.Sent)
 	}
-	return fmt.Sprintf("[%5.1fs/%s] %d done, %d/s, 2xx %.2f%%, p50 %s p99 %s max %s, late %.2f%%",
-		iv.T, a.o.duration, total.Completed, iv.Tally.Completed, ok,
+	return fmt.Sprintf("[%5.1fs/%s] %d done, %.0f/s, 2xx %.2f%%, p50 %s p99 %s max %s, late %.2f%%",
+		iv.T, a.o.duration, total.Completed, float64(iv.Tally.Completed)/a.period.Seconds(), ok,
 		fmtUs(iv.Latency.P50Us), fmtUs(iv.Latency.P99Us), fmtUs(iv.Latency.MaxUs), late)
 }
 

@@ -5,8 +5,10 @@ import (
 	"html"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/HdrHistogram/hdrhistogram-go"
 )
@@ -62,6 +64,10 @@ func (c *chart) bounds() (x0, x1, y0, y1 float64) {
 	}
 	if c.bars {
 		y0 = math.Min(y0, 0)
+		// Whole bars inside the frame: the first and last bins' halves
+		// would otherwise cross the axes and the first one the y labels.
+		half := c.binWidth() / 2
+		x0, x1 = x0-half, x1+half
 	}
 	if c.logY {
 		y0, y1 = math.Floor(y0), math.Ceil(y1)
@@ -73,6 +79,23 @@ func (c *chart) bounds() (x0, x1, y0, y1 float64) {
 		y1 = y0 + 1
 	}
 	return x0, x1, y0, y1
+}
+
+// binWidth is the x distance between neighbouring bars: the smallest gap
+// between bin positions (1 with a single bin).
+func (c *chart) binWidth() float64 {
+	w := math.Inf(1)
+	for _, s := range c.series {
+		for i := 1; i < len(s.xs); i++ {
+			if d := s.xs[i] - s.xs[i-1]; d > 0 {
+				w = math.Min(w, d)
+			}
+		}
+	}
+	if math.IsInf(w, 1) {
+		return 1
+	}
+	return w
 }
 
 func (c *chart) y(v float64) float64 {
@@ -113,7 +136,7 @@ func (c *chart) writeSVG(w io.Writer) {
 	for i, s := range c.series {
 		color := palette[i%len(palette)]
 		if c.bars {
-			bw := pw / float64(max(len(s.xs), 1)) * 0.9
+			bw := c.binWidth() / (x1 - x0) * pw * 0.9
 			for j, x := range s.xs {
 				top := py(c.y(s.ys[j]))
 				fmt.Fprintf(w, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>`+"\n", px(x)-bw/2, top, bw, padTop+ph-top, color)
@@ -228,7 +251,24 @@ func logMsTicks(s series) []tick {
 	return out
 }
 
-// overTime is the per-second p50, p99 and max of intervals, in ms.
+// intervalPeriod is how often an attack of length run records an interval,
+// and so the time resolution of the latency-over-time plots: every second,
+// or a tenth of the run, in steps of 100 ms (at least 100 ms), for runs
+// under 10 s, so that a run of a few seconds still draws a line of ten
+// points rather than one point per second.
+func intervalPeriod(run time.Duration) time.Duration {
+	if run >= 10*time.Second {
+		return time.Second
+	}
+	return max(100*time.Millisecond, (run / 10).Round(100*time.Millisecond))
+}
+
+// intervalKey is the merge key of an interval ending t seconds into a run:
+// its end in tenths of a second (interval periods are multiples of 100 ms,
+// so concurrent runs' intervals line up).
+func intervalKey(t float64) int { return int(math.Round(t * 10)) }
+
+// overTime is the p50, p90, p99 and max of each interval, in ms.
 func overTime(ivs []Interval) []series {
 	out := []series{{name: "p50"}, {name: "p90"}, {name: "p99"}, {name: "max"}}
 	for _, iv := range ivs {
@@ -241,6 +281,24 @@ func overTime(ivs []Interval) []series {
 		}
 	}
 	return out
+}
+
+// overTimeTitle names the latency-over-time chart with its resolution: the
+// typical step between intervals.
+func overTimeTitle(prefix string, ivs []Interval) string {
+	step := 1.0
+	if len(ivs) > 1 {
+		var d []float64
+		for i := 1; i < len(ivs); i++ {
+			d = append(d, ivs[i].T-ivs[i-1].T)
+		}
+		slices.Sort(d)
+		step = d[len(d)/2]
+	}
+	if step >= 0.95 {
+		return prefix + " (per second)"
+	}
+	return fmt.Sprintf("%s (per %d ms)", prefix, int(math.Round(step*10))*100)
 }
 
 // writePage writes a self-contained HTML page: a title, the text report in

@@ -10,7 +10,7 @@ import (
 )
 
 // Record types of an attack's JSON lines, in the order they are written: one
-// meta, one interval per second of the run, one summary.
+// meta, one interval per period of the run (intervalPeriod), one summary.
 const (
 	recMeta     = "meta"
 	recInterval = "interval"
@@ -42,7 +42,8 @@ const (
 	modeClosed = "closed"
 )
 
-// Interval is one second of a run: the answers completed in it.
+// Interval is one period of a run (a second, a tenth of runs under 10 s:
+// intervalPeriod): the answers completed in it.
 type Interval struct {
 	Type    string      `json:"type"`
 	T       float64     `json:"t"` // seconds from the start to the interval's end

@@ -186,10 +186,10 @@ func buildReport(runs []*runRecords) (*Report, error) {
 			rep.Bids = addBidder(rep.Bids, s.Bidder)
 		}
 		for _, iv := range r.intervals {
-			k := int(math.Round(iv.T))
+			k := intervalKey(iv.T)
 			m, ok := byT[k]
 			if !ok {
-				m = &Interval{T: float64(k), Hist: ""}
+				m = &Interval{T: float64(k) / 10, Hist: ""}
 				byT[k] = m
 			}
 			if err := mergeInterval(m, &iv); err != nil {
@@ -491,13 +491,13 @@ func writeHTML(path string, reps []*Report, text string, compare bool) error {
 		}
 		charts = append(charts, pc)
 		for _, r := range reps {
-			charts = append(charts, &chart{title: runName(r) + ": latency over time", xLabel: "seconds", yLabel: "ms", logY: true, series: overTime(r.intervals)})
+			charts = append(charts, &chart{title: overTimeTitle(runName(r)+": latency over time", r.intervals), xLabel: "seconds", yLabel: "ms", logY: true, series: overTime(r.intervals)})
 		}
 	} else {
 		r := reps[0]
 		bars := histogramBars(r.hist)
 		charts = append(charts,
-			&chart{title: "latency over time (per second)", xLabel: "seconds", yLabel: "ms", logY: true, series: overTime(r.intervals)},
+			&chart{title: overTimeTitle("latency over time", r.intervals), xLabel: "seconds", yLabel: "ms", logY: true, series: overTime(r.intervals)},
 			&chart{title: "latency by percentile", xLabel: "percentile", yLabel: "ms", logY: true, xTicks: percentileTicks, series: []series{percentileSeries("latency", r.hist)}},
 			&chart{title: "latency histogram", xLabel: "ms (log bins)", yLabel: "requests", bars: true, xTicks: logMsTicks(bars), series: []series{bars}})
 	}

@@ -273,7 +273,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	start := time.Now()
 	kind, err := up.pool.do(head, obody, c.oresp, lim.MaxResponseBytes, now.Add(budget), up.m.resends)
 	latency := time.Since(start)
-	up.m.duration.Update(latency.Seconds())
+	up.m.duration.observe(latency)
 	c.stage = stageHandler
 	if err != nil {
 		upstreamFailed(ctx, up, kind)

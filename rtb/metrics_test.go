@@ -31,7 +31,7 @@ func TestGateDurationsSampled(t *testing.T) {
 		m.record(snap, sm, ev, out)
 	}
 	var b bytes.Buffer
-	m.set.WritePrometheus(&b)
+	m.write(&b, false)
 	require.Contains(t, b.String(), `bidguard_gate_duration_seconds_count{gate="rtb.impid-match"} 3`+"\n")
 	require.Contains(t, b.String(), fmt.Sprintf(`bidguard_bids_total{seat="other",verdict="passed"} %d`+"\n", 3*n))
 }
@@ -104,7 +104,7 @@ func TestRejectionsCreditedToTheirGate(t *testing.T) {
 		ev.SetLatency(latencyMs)
 		m.record(snap, sm, ev, ev.Run(snap, engine.RunOptions{}))
 		var b bytes.Buffer
-		m.set.WritePrometheus(&b)
+		m.write(&b, false)
 		return b.String()
 	}
 	const gates = "  gates: [{gate: impidMatch}, {gate: bidSanity, options: {maxPrice: 10}}, {gate: latency, options: {maxMs: 10}}]\n"
@@ -123,5 +123,19 @@ func TestRejectionsCreditedToTheirGate(t *testing.T) {
 		require.Contains(t, text, `bidguard_bids_rejected_total{seat="other",gate="rtb.bid-sanity",nbr="300"} 1`+"\n")
 		require.Contains(t, text, `bidguard_bids_rejected_total{seat="other",gate="latency",nbr="101"} 1`+"\n")
 		require.Contains(t, text, `bidguard_bids_total{seat="other",verdict="rejected"} 4`+"\n")
+	})
+}
+
+// BenchmarkHistogramObserve is one duration into a gate histogram, from
+// every core at once (the bid path's case).
+func BenchmarkHistogramObserve(b *testing.B) {
+	h := newHistFamily("x_seconds", "k", gateBuckets).get("a")
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ns := int64(0)
+		for pb.Next() {
+			ns = (ns + 377) % 20000
+			h.observeNs(ns)
+		}
 	})
 }

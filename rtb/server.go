@@ -12,7 +12,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/VictoriaMetrics/metrics"
 	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 	"github.com/valyala/fasthttp/pprofhandler"
@@ -26,6 +25,9 @@ import (
 type Options struct {
 	// Version is the binary's version: the bidder sees User-Agent: bidguard/<Version>.
 	Version string
+	// Revision is the VCS revision the binary was built from. Both are
+	// labels of bidguard_build_info ("unknown" when empty).
+	Revision string
 	// Logger receives startup, shutdown and rate-limited panic reports,
 	// never a line per request or per bid. Nil means slog.Default().
 	Logger *slog.Logger
@@ -130,6 +132,7 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 		clients: pools{dial: opt.Dial, byKey: map[clientKey]*hostPool{}},
 	}
 	s.clients.m = &s.meters.client
+	s.meters.buildInfo(opt.Version, opt.Revision)
 	if s.log == nil {
 		s.log = slog.Default()
 	}
@@ -375,8 +378,7 @@ func (s *Server) handleAdmin(ctx *fasthttp.RequestCtx) {
 	switch string(ctx.Path()) {
 	case "/metrics":
 		ctx.SetContentType("text/plain; version=0.0.4; charset=utf-8")
-		s.meters.set.WritePrometheus(ctx)
-		metrics.WritePrometheus(ctx, true)
+		s.WriteMetrics(ctx)
 	case "/healthz", "/readyz":
 		ctx.SetContentType("text/plain; charset=utf-8")
 		if !s.Ready() {
@@ -396,11 +398,6 @@ func (s *Server) handleAdmin(ctx *fasthttp.RequestCtx) {
 		}
 		ctx.SetStatusCode(fasthttp.StatusNotFound)
 	}
-}
-
-// WriteMetrics writes the bid path's series in Prometheus text format.
-func (s *Server) WriteMetrics(w interface{ Write([]byte) (int, error) }) {
-	s.meters.set.WritePrometheus(w)
 }
 
 // logLimited logs at most once a second: for conditions that could repeat

@@ -21,7 +21,7 @@ type compareOptions struct {
 	baseline                                 string // an earlier bidguard binary, measured as tBaseline
 	rounds, connections                      int
 	duration, warmup                         time.Duration
-	quick, installNginx                      bool
+	quick                                    bool
 }
 
 // mode is one measurement: closed loop (rate 0) or a constant rate.
@@ -66,7 +66,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unmeasured start of each attack")
 	fs.StringVar(&o.baseline, "baseline", "", "an earlier bidguard binary to measure too, as \""+tBaseline+"\" (a before/after table in one run)")
 	fs.BoolVar(&o.quick, "quick", false, "1s attacks with 200ms warmup (about a minute in all)")
-	fs.BoolVar(&o.installNginx, "install-nginx", true, "apt-get install nginx when it is missing")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -156,7 +155,7 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 	}
 	services = append(services, fast)
 	var skipped []string
-	if nginx, why := findNginx(o.installNginx, log); nginx == "" {
+	if nginx, why := findNginx(); nginx == "" {
 		skipped = append(skipped, "nginx skipped: "+why)
 		fmt.Fprintf(log, "benchrun: %s\n", skipped[len(skipped)-1])
 	} else {

@@ -218,7 +218,7 @@ func TestNginxConf(t *testing.T) {
 		"proxy_http_version 1.1;", `proxy_set_header Connection "";`, "pid /tmp/x/nginx.pid;"} {
 		require.Contains(t, conf, want)
 	}
-	if nginx, why := findNginx(false, &b); nginx != "" {
+	if nginx, why := findNginx(); nginx != "" {
 		dir := t.TempDir()
 		b.Reset()
 		require.NoError(t, nginxConf.Execute(&b, map[string]string{"Dir": dir, "Bidder": "127.0.0.1:9", "Listen": "127.0.0.1:8"}))

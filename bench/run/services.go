@@ -246,43 +246,16 @@ http {
 }
 `))
 
-// findNginx returns nginx's path; when it is missing and install is set,
-// it installs Debian's package first. "" with a reason: skip nginx.
-func findNginx(install bool, log io.Writer) (string, string) {
-	look := func() string {
-		if p, err := exec.LookPath("nginx"); err == nil {
-			return p
-		}
-		if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
-			return "/usr/sbin/nginx"
-		}
-		return ""
-	}
-	if p := look(); p != "" {
+// findNginx returns nginx's path, or "" with what to do: compare leaves
+// nginx out rather than install it (make bench-deps does).
+func findNginx() (string, string) {
+	if p, err := exec.LookPath("nginx"); err == nil {
 		return p, ""
 	}
-	if !install {
-		return "", "nginx not installed (and -install-nginx=false)"
+	if _, err := os.Stat("/usr/sbin/nginx"); err == nil {
+		return "/usr/sbin/nginx", ""
 	}
-	fmt.Fprintln(log, "benchrun: nginx not found: apt-get install -y nginx")
-	if out, err := exec.Command("apt-get", "install", "-y", "nginx").CombinedOutput(); err != nil {
-		fmt.Fprintln(log, "benchrun: apt-get install failed, running apt-get update first")
-		if out2, err := exec.Command("apt-get", "update").CombinedOutput(); err != nil {
-			return "", fmt.Sprintf("apt-get update failed: %v: %s", err, lastLine(out2))
-		}
-		if out, err = exec.Command("apt-get", "install", "-y", "nginx").CombinedOutput(); err != nil {
-			return "", fmt.Sprintf("apt-get install -y nginx failed: %v: %s", err, lastLine(out))
-		}
-	}
-	if p := look(); p != "" {
-		return p, ""
-	}
-	return "", "nginx still not found after apt-get install"
-}
-
-func lastLine(b []byte) string {
-	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-	return lines[len(lines)-1]
+	return "", "nginx is not installed: run make bench-deps (Debian's nginx, as root) or put nginx on PATH to measure it"
 }
 
 // startNginx writes the config into a directory of its own and runs nginx

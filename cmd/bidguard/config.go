@@ -97,7 +97,7 @@ func runVersion(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "%s\n", oneLine(err))
 		return 2
 	}
-	fmt.Fprintf(stdout, "bidguard %s %s config %s\n", version, runtime.Version(), snap.Version)
+	fmt.Fprintf(stdout, "bidguard %s revision %s %s config %s\n", version, revision, runtime.Version(), snap.Version)
 	return 0
 }
 

@@ -135,6 +135,17 @@ func TestGrafanaDashboardQueriesExistingMetrics(t *testing.T) {
 	for _, n := range names {
 		require.True(t, have[n], "the dashboard queries %s, which /metrics does not serve", n)
 	}
+	// Every family serve exposes, its own included, is described.
+	helps := regexp.MustCompile(`(?m)^# HELP (\S+) (.*)$`).FindAllStringSubmatch(string(body), -1)
+	described := map[string]bool{}
+	for _, h := range helps {
+		require.NotContains(t, h[2], "(no description)", h[1])
+		described[h[1]] = true
+	}
+	for fam := range serveMetricHelp {
+		require.True(t, described[fam], "%s is exposed with its # HELP", fam)
+	}
+	require.Regexp(t, `(?m)^bidguard_build_info\{version="`+regexp.QuoteMeta(version)+`",revision="`+regexp.QuoteMeta(revision)+`",goversion="go[^"]+"\} 1$`, string(body))
 	cancel()
 	select {
 	case code := <-done:
@@ -155,4 +166,35 @@ func TestDashboardCheckCanFail(t *testing.T) {
 	path := dir + "/d.json"
 	require.NoError(t, os.WriteFile(path, []byte(`{"panels":[{"title":"x","targets":[{"expr":"rate(bidguard_nope_total[1m]) + bidguard_shed_total"}]}]}`), 0o644))
 	require.Equal(t, []string{"bidguard_nope_total", "bidguard_shed_total"}, dashboardMetrics(t, path))
+}
+
+// TestDashboardIsPrometheusNative: the dashboard's latency panels aggregate
+// le buckets (plain Prometheus), never VictoriaMetrics' vmrange.
+func TestDashboardIsPrometheusNative(t *testing.T) {
+	raw, err := os.ReadFile("../../configs/grafana/bidguard.json")
+	require.NoError(t, err)
+	require.NotContains(t, string(raw), "vmrange")
+	var dash struct {
+		Panels []struct {
+			Targets []struct {
+				Expr string `json:"expr"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &dash))
+	quantile := regexp.MustCompile(`histogram_quantile\(0\.\d+, sum by \(([a-z, ]+)\) \(rate\((bidguard_[a-z_]+)\{?`)
+	n := 0
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			if !strings.Contains(tg.Expr, "histogram_quantile") {
+				continue
+			}
+			m := quantile.FindStringSubmatch(tg.Expr)
+			require.NotNil(t, m, tg.Expr)
+			require.Contains(t, strings.Split(m[1], ", "), "le", tg.Expr)
+			require.True(t, strings.HasSuffix(m[2], "_bucket"), tg.Expr)
+			n++
+		}
+	}
+	require.GreaterOrEqual(t, n, 3, "upstream p50 and p99, gate p99")
 }

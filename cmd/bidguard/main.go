@@ -5,6 +5,7 @@
 //	bidguard config validate [--config FILE]
 //	bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...
 //	bidguard version [--config FILE]
+//	bidguard --version
 //
 // Flags are parsed here only; every other package takes values.
 package main
@@ -13,10 +14,32 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"runtime/debug"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version and revision are stamped at build time (make build, the
+// Dockerfile): -ldflags "-X main.version=$(git describe --tags --always
+// --dirty) -X main.revision=$(git rev-parse HEAD)". A plain go build leaves
+// version "dev" and takes the revision from the VCS stamp Go embeds, if any.
+var (
+	version  = "dev"
+	revision = ""
+)
+
+func init() {
+	if revision != "" {
+		return
+	}
+	revision = "unknown"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && s.Value != "" {
+				revision = s.Value
+			}
+		}
+	}
+}
 
 const usage = `usage:
   bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo]
@@ -24,6 +47,7 @@ const usage = `usage:
   bidguard config validate [--config FILE]
   bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...
   bidguard version [--config FILE]
+  bidguard --version
 `
 
 func main() {
@@ -49,6 +73,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runAudit(args[1:], stdout, stderr)
 	case "version":
 		return runVersion(args[1:], stdout, stderr)
+	case "--version", "-version":
+		if len(args) > 1 {
+			fmt.Fprintf(stderr, "bidguard: %s takes no arguments\n%s", args[0], usage)
+			return 2
+		}
+		fmt.Fprintf(stdout, "bidguard %s revision %s %s\n", version, revision, runtime.Version())
+		return 0
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

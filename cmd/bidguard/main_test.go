@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -141,7 +147,60 @@ func TestConfigValidate(t *testing.T) {
 func TestVersion(t *testing.T) {
 	code, out, _ := runCmd("version")
 	require.Equal(t, 0, code)
-	require.Regexp(t, `^bidguard \S+ go\S+ config [0-9a-f]{12}\n$`, out)
+	require.Regexp(t, `^bidguard \S+ revision \S+ go\S+ config [0-9a-f]{12}\n$`, out)
+	for _, flag := range []string{"--version", "-version"} {
+		code, out, _ = runCmd(flag)
+		require.Equal(t, 0, code)
+		require.Equal(t, "bidguard "+version+" revision "+revision+" "+runtime.Version()+"\n", out)
+	}
+	code, _, errOut := runCmd("--version", "x")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "--version takes no arguments")
+}
+
+// TestVersionStamped: the version and revision make build and the
+// Dockerfile stamp with -ldflags -X reach `version`, `--version` and the
+// build-info metric's labels.
+func TestVersionStamped(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "bidguard")
+	build := exec.Command("go", "build", "-o", bin, "-ldflags", "-X main.version=v9.8.7-3-gabcdef0-dirty -X main.revision=0123456789abcdef0123456789abcdef01234567", ".")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, string(out))
+	out, err = exec.Command(bin, "--version").Output()
+	require.NoError(t, err)
+	require.Equal(t, "bidguard v9.8.7-3-gabcdef0-dirty revision 0123456789abcdef0123456789abcdef01234567 "+runtime.Version()+"\n", string(out))
+	out, err = exec.Command(bin, "version").Output()
+	require.NoError(t, err)
+	require.Regexp(t, `^bidguard v9\.8\.7-3-gabcdef0-dirty revision 0123456789abcdef0123456789abcdef01234567 go\S+ config [0-9a-f]{12}\n$`, string(out))
+
+	// serve: the start-up log line and bidguard_build_info.
+	var logs syncBuffer
+	cmd := exec.Command(bin, "serve", "--config", loopbackConfig(t))
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	require.NoError(t, cmd.Start())
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	}()
+	var admin string
+	require.Eventually(t, func() bool {
+		m := servingLine.FindStringSubmatch(logs.String())
+		if m != nil {
+			admin = m[2]
+		}
+		return m != nil && strings.Contains(logs.String(), "msg=serving")
+	}, 20*time.Second, 10*time.Millisecond, "%s", &logs)
+	require.Regexp(t, `msg=serving version=v9\.8\.7-3-gabcdef0-dirty revision=0123456789abcdef0123456789abcdef01234567 `, logs.String())
+	resp, err := http.Get("http://" + admin + "/metrics")
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Contains(t, string(body), `bidguard_build_info{version="v9.8.7-3-gabcdef0-dirty",revision="0123456789abcdef0123456789abcdef01234567",goversion="`+runtime.Version()+`"} 1`+"\n")
 }
 
 // TestHelpListsFlags: -h on a command prints its flags with their help on

@@ -99,7 +99,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	holder.Store(snap)
 	cfg := snap.Config
 	var aud auditor
-	opt := rtb.Options{Version: version, Logger: log, Judged: quar.judged, Quarantine: quar.handler(), Pprof: f.pprof}
+	opt := rtb.Options{Version: version, Revision: revision, Logger: log, Judged: quar.judged, Quarantine: quar.handler(), Pprof: f.pprof}
 	if cfg.Audit.Path != "" {
 		opt.Audit = aud.judged
 	}
@@ -107,6 +107,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	if err != nil {
 		return fail(err)
 	}
+	describeServeMetrics(srv)
 	reloads := newReloadMeters(srv.Metrics())
 	reloads.ok.Set(1) // the startup load succeeded
 	quar.register(srv.Metrics())
@@ -175,7 +176,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 		log.Warn("no upstreams configured: every bid request is answered 404 (use --upstream URL or --demo)")
 	}
 	fmt.Fprintf(stdout, "bidguard %s serving on %s (admin %s), config %s\n", version, ln.Addr(), aln.Addr(), snap.Version)
-	log.Info("serving", "listen", ln.Addr().String(), "admin", aln.Addr().String(), "config", snap.Version, "upstreams", len(cfg.Upstreams))
+	log.Info("serving", "version", version, "revision", revision, "listen", ln.Addr().String(), "admin", aln.Addr().String(), "config", snap.Version, "upstreams", len(cfg.Upstreams))
 
 	code := 0
 	select {
