@@ -92,7 +92,8 @@ type Snapshot struct {
 	SeatNonBid        bool
 	Rates             *Rates
 	// Files are the files this snapshot was read from (config, seat files,
-	// files named by gate options), for reload polling.
+	// files named by gate options, upstream TLS and header files), for
+	// reload polling.
 	Files []string
 	// Operator holds the operator-quarantined seats (quarantine.seats).
 	Operator map[string]bool
@@ -195,6 +196,7 @@ func Compile(cfg *config.Config, name string, data []byte, reg Registry) (*Snaps
 	}
 	s.Files = append([]string{name}, cfg.SeatFiles(name)...)
 	s.Files = append(s.Files, files...)
+	s.Files = append(s.Files, cfg.UpstreamFiles()...)
 	s.Version = s.hash(data)
 	return s, nil
 }

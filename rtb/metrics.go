@@ -42,10 +42,11 @@ const (
 	kindDecompress
 	kindRedirect
 	kindBadEncoding
+	kindTLS // the TLS handshake failed
 	numKinds
 )
 
-var kindNames = [numKinds]string{"timeout", "connect", "reset", "http_status", "bad_json", "too_large", "decompress", "redirect", "bad_encoding"}
+var kindNames = [numKinds]string{"timeout", "connect", "reset", "http_status", "bad_json", "too_large", "decompress", "redirect", "bad_encoding", "tls"}
 
 type shedReason uint8
 
@@ -54,10 +55,11 @@ const (
 	shedInflight
 	shedShutdown
 	shedDeadline
+	shedBreaker // the upstream's circuit breaker is open
 	numShed
 )
 
-var shedNames = [numShed]string{"budget", "inflight", "shutdown", "deadline"}
+var shedNames = [numShed]string{"budget", "inflight", "shutdown", "deadline", "breaker"}
 
 // closeReason is why a pooled upstream connection was closed instead of
 // reused: bidguard_upstream_conns_closed_total{reason}.
