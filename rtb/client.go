@@ -387,15 +387,20 @@ func dialKind(err error) errKind {
 
 // readKind is the kind of a failure after the connection was obtained:
 // timeout at the deadline; too_large for a body over the cap or headers over
-// the read buffer; reset for anything else (closed, reset, not HTTP,
-// malformed framing).
+// the read buffer; tls for a TLS alert from the bidder (under TLS 1.3 a
+// refused client certificate arrives after the handshake, with the first
+// read); reset for anything else (closed, reset, not HTTP, malformed
+// framing).
 func readKind(err error) errKind {
 	var small *fasthttp.ErrSmallBuffer
+	var op *net.OpError
 	switch {
 	case isTimeout(err):
 		return kindTimeout
 	case errors.Is(err, fasthttp.ErrBodyTooLarge), errors.As(err, &small):
 		return kindTooLarge
+	case errors.As(err, &op) && op.Op == "remote error": // crypto/tls's received alert
+		return kindTLS
 	}
 	return kindReset
 }
