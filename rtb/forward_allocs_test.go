@@ -4,10 +4,13 @@ package rtb
 
 import (
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
@@ -65,4 +68,16 @@ policy:
 	}
 	require.Equal(t, "gzip", string(resp.Header.ContentEncoding()))
 	require.Zero(t, testing.AllocsPerRun(500, func() { post(req, resp) }))
+}
+
+// TestBreakerAllocs: a closed breaker costs no allocation.
+func TestBreakerAllocs(t *testing.T) {
+	b := newBreaker("dsp", slog.New(slog.NewTextHandler(io.Discard, nil)), newMeters().forward("dsp").breaker)
+	b.configure(20, time.Second, 3)
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		_ = b.refuses()
+		ok, trial := b.allow()
+		b.report(trial, callOK, nil, 200)
+		_ = ok
+	}))
 }
