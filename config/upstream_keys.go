@@ -214,7 +214,7 @@ func validateHeaders(v *problems, p string, u Upstream) []Header {
 	}
 	removed := map[string]bool{}
 	for _, n := range h.Remove {
-		if !IsHeaderName(n) {
+		if !isHeaderName(n) {
 			v.bad("%s.remove: %q is not a header name", p, n)
 		}
 		removed[strings.ToLower(n)] = true
@@ -224,7 +224,7 @@ func validateHeaders(v *problems, p string, u Upstream) []Header {
 	for n, raw := range h.Set {
 		lower := strings.ToLower(n)
 		switch {
-		case !IsHeaderName(n):
+		case !isHeaderName(n):
 			v.bad("%s.set: %q is not a header name", p, n)
 			continue
 		case reserved[lower]:
@@ -283,8 +283,8 @@ func (u Upstream) headerValue(raw string) (string, error) {
 	return val, nil
 }
 
-// IsHeaderName reports whether n is an HTTP field name (RFC 9110 token).
-func IsHeaderName(n string) bool {
+// isHeaderName reports whether n is an HTTP field name (RFC 9110 token).
+func isHeaderName(n string) bool {
 	if n == "" {
 		return false
 	}

@@ -65,17 +65,17 @@ type breaker struct {
 	threshold atomic.Int32 // failures that open it; 0: never opens
 	openFor   atomic.Int64 // time.Duration
 	successes atomic.Int32 // successes in a row that close it
+	openedAt  atomic.Int64 // time.Duration: when it last opened
 
 	now   func() time.Duration // monotonic clock (tests inject one)
 	log   *slog.Logger
 	name  string
 	gauge *metrics.Gauge
 
-	mu       sync.Mutex
-	openedAt time.Duration
-	trial    bool // a half-open call is in flight
-	okInRow  int
-	lastErr  string
+	mu      sync.Mutex
+	trial   bool // a half-open call is in flight
+	okInRow int
+	lastErr string
 }
 
 func newBreaker(name string, log *slog.Logger, gauge *metrics.Gauge) *breaker {
@@ -93,22 +93,28 @@ func (b *breaker) configure(failures int, openFor time.Duration, successes int) 
 
 // refuses reports, without taking a trial, whether a call now would be
 // refused: open and not yet due for a trial. The bid path asks it before
-// decoding a request, so an open breaker answers at once.
+// decoding a request, so an open breaker answers at once; it takes no
+// lock.
 func (b *breaker) refuses() bool {
-	if breakerState(b.state.Load()) != breakerOpen {
-		return false
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.now()-b.openedAt < time.Duration(b.openFor.Load())
+	return breakerState(b.state.Load()) == breakerOpen && b.openNow()
+}
+
+// openNow reports whether openFor has not passed since it opened.
+func (b *breaker) openNow() bool {
+	return b.now()-time.Duration(b.openedAt.Load()) < time.Duration(b.openFor.Load())
 }
 
 // allow reports whether a call may go to the bidder now; trial is true
 // for the half-open call whose report decides the state. A caller that
 // is allowed must report once.
 func (b *breaker) allow() (ok, trial bool) {
-	if breakerState(b.state.Load()) == breakerClosed {
+	switch breakerState(b.state.Load()) {
+	case breakerClosed:
 		return true, false
+	case breakerOpen:
+		if b.openNow() {
+			return false, false
+		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -116,7 +122,7 @@ func (b *breaker) allow() (ok, trial bool) {
 	case breakerClosed:
 		return true, false
 	case breakerOpen:
-		if b.now()-b.openedAt < time.Duration(b.openFor.Load()) {
+		if b.openNow() {
 			return false, false
 		}
 		b.setLocked(breakerHalfOpen, 0)
@@ -173,7 +179,7 @@ func (b *breaker) report(trial bool, v verdict, err error, status int) {
 }
 
 func (b *breaker) openLocked(failures int) {
-	b.openedAt = b.now()
+	b.openedAt.Store(int64(b.now()))
 	b.setLocked(breakerOpen, failures)
 }
 

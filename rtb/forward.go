@@ -94,7 +94,9 @@ var (
 // appended with forwardQuery), the fixed lines, Content-Type (the
 // exchange's when it is a plain value, else application/json), the
 // exchange's end-to-end headers within the limits, X-Forwarded-For with
-// the client's address appended, and Content-Length. It allocates nothing.
+// the client's address appended, and Content-Length. It allocates nothing,
+// but for a request with a Trailer header (fasthttp's iterator formats
+// that one).
 func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []byte {
 	h := &ctx.Request.Header
 	dst = append(dst, up.line...)
@@ -147,7 +149,7 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 			continue
 		}
 		switch line := len(k) + len(v) + 4; {
-		case !isHeaderValue(v):
+		case !isToken(k) || !isHeaderValue(v):
 			drop(dropInvalid)
 		case count+1 > r.maxCount:
 			drop(dropCount)
@@ -191,6 +193,30 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 	dst = append(dst, "\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	return append(dst, "\r\n\r\n"...)
+}
+
+// tchar marks the bytes of an RFC 9110 token (a header name).
+var tchar = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+// isToken reports whether name is a non-empty token.
+func isToken(name []byte) bool {
+	for _, c := range name {
+		if !tchar[c] {
+			return false
+		}
+	}
+	return len(name) > 0
 }
 
 // namedIn reports whether a Connection header value in conn lists name.

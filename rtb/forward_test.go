@@ -165,6 +165,12 @@ func TestAppendHead(t *testing.T) {
 		&net.TCPAddr{IP: net.ParseIP("::ffff:192.0.2.1")}, "POST /p?x=1 HTTP/1.1\r\nHost: bidder:81\r\nUser-Agent: bidguard/test\r\nX-Set: s\r\nContent-Type: application/json; charset=utf-8\r\nX-Forwarded-For: 192.0.2.1\r\nContent-Length: 7\r\n\r\n")
 	f("POST /bid HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\nX-Forwarded-For: 1.1.1.1\r\n\r\n",
 		&net.TCPAddr{IP: net.ParseIP("2001:db8::1")}, "POST /p?x=1 HTTP/1.1\r\nHost: bidder:81\r\nUser-Agent: bidguard/test\r\nX-Set: s\r\nContent-Type: application/json\r\nX-Forwarded-For: 1.1.1.1, 2001:db8::1\r\nContent-Length: 7\r\n\r\n")
+	// A name that is not a token (fasthttp's parser refuses one; a header
+	// set in code is not parsed) is dropped as invalid.
+	ctx := parsedCtx(t, "POST /bid HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", v4)
+	ctx.Request.Header.Set("X(Bad", "v")
+	require.NotContains(t, string(up.appendHead(nil, ctx, 7)), "X(Bad")
+	require.EqualValues(t, 1, up.fm.dropped[dropInvalid].Get())
 	// More Connection headers than bidguard reads: no exchange header passes.
 	many := strings.Repeat("Connection: x-a\r\n", maxConnHeaders+1)
 	f("POST /bid HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n"+many+"X-E: e\r\n\r\n",
