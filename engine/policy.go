@@ -196,8 +196,10 @@ func Compile(cfg *config.Config, name string, data []byte, reg Registry) (*Snaps
 	}
 	s.Files = append([]string{name}, cfg.SeatFiles(name)...)
 	s.Files = append(s.Files, files...)
-	s.Files = append(s.Files, cfg.UpstreamFiles()...)
 	s.Version = s.hash(data)
+	// Upstream TLS and header files are watched but not hashed: they hold
+	// keys and secrets, and the version is sent to the exchange.
+	s.Files = append(s.Files, cfg.UpstreamFiles()...)
 	return s, nil
 }
 
