@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,24 +17,22 @@ import (
 // headerRules decide which of the exchange's headers reach the bidder
 // (config.UpstreamHeaders): built once per snapshot, read by every request.
 type headerRules struct {
-	skip     map[string]bool // lower-case names never forwarded
-	names    []string        // the same, for names too long to lower on the stack
-	longest  int
+	// byLen lists the lower-case names never forwarded by their length: a
+	// header name is compared with the few of its own length, no hashing.
+	byLen    [][]string
 	maxCount int
 	maxBytes int
 }
 
-// skipNameBuf bounds the header names lowered on the stack for the lookup.
-const skipNameBuf = 128
-
 func newHeaderRules(u config.Upstream) headerRules {
-	r := headerRules{skip: map[string]bool{}, maxCount: u.Headers.MaxHeaders(), maxBytes: u.Headers.MaxHeaderBytes()}
+	r := headerRules{maxCount: u.Headers.MaxHeaders(), maxBytes: u.Headers.MaxHeaderBytes()}
 	add := func(n string) {
 		n = strings.ToLower(n)
-		if !r.skip[n] {
-			r.skip[n] = true
-			r.names = append(r.names, n)
-			r.longest = max(r.longest, len(n))
+		for len(r.byLen) <= len(n) {
+			r.byLen = append(r.byLen, nil)
+		}
+		if !slices.Contains(r.byLen[len(n)], n) {
+			r.byLen[len(n)] = append(r.byLen[len(n)], n)
 		}
 	}
 	for _, n := range config.HopByHop() {
@@ -54,34 +53,37 @@ func newHeaderRules(u config.Upstream) headerRules {
 // skips reports whether the header name is never forwarded. It allocates
 // nothing.
 func (r *headerRules) skips(name []byte) bool {
-	if len(name) > r.longest {
+	if len(name) >= len(r.byLen) {
 		return false
 	}
-	if len(name) > skipNameBuf {
-		for _, n := range r.names {
-			if strings.EqualFold(n, string(name)) {
-				return true
-			}
+	for _, n := range r.byLen[len(name)] {
+		if equalLower(name, n) {
+			return true
 		}
-		return false
 	}
-	var buf [skipNameBuf]byte
-	low := buf[:len(name)]
-	for i, c := range name {
+	return false
+}
+
+// equalLower reports whether b equals the lower-case ASCII string low in
+// any case; the lengths are equal.
+func equalLower(b []byte, low string) bool {
+	for i, c := range b {
 		if 'A' <= c && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		low[i] = c
+		if c != low[i] {
+			return false
+		}
 	}
-	return r.skip[string(low)]
+	return true
 }
 
-// Bounds on the header lines of one request read into stack arrays: more
-// Connection headers than this forward no exchange header; more
+// Bounds on what one request's headers put in stack arrays: more header
+// names listed in Connection than this forward no exchange header; more
 // X-Forwarded-For headers drop the rest.
 const (
-	maxConnHeaders = 8
-	maxXFFHeaders  = 8
+	maxConnTokens = 16
+	maxXFFHeaders = 8
 )
 
 var (
@@ -116,16 +118,13 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 	dst = append(dst, ct...)
 	dst = append(dst, "\r\n"...)
 
-	var conn [maxConnHeaders][]byte
+	var conn [maxConnTokens][]byte
 	nConn := 0
 	for k, v := range h.All() {
 		if bytes.EqualFold(k, strConnectionHdr) {
-			if nConn == len(conn) {
-				nConn = -1 // too many to honour: forward nothing
-				break
+			if nConn = connTokens(&conn, nConn, v); nConn < 0 {
+				break // too many to honour: forward nothing
 			}
-			conn[nConn] = v
-			nConn++
 		}
 	}
 	var xff [maxXFFHeaders][]byte
@@ -219,10 +218,41 @@ func isToken(name []byte) bool {
 	return len(name) > 0
 }
 
-// namedIn reports whether a Connection header value in conn lists name.
+// connTokens adds to conn[n:] the header names a Connection value lists
+// (keep-alive and close are options, not names) and returns the new count,
+// -1 when they do not fit.
+func connTokens(conn *[maxConnTokens][]byte, n int, v []byte) int {
+	for len(v) > 0 {
+		t := v
+		if i := bytes.IndexByte(v, ','); i >= 0 {
+			t, v = v[:i], v[i+1:]
+		} else {
+			v = nil
+		}
+		for len(t) > 0 && (t[0] == ' ' || t[0] == '\t') {
+			t = t[1:]
+		}
+		for len(t) > 0 && (t[len(t)-1] == ' ' || t[len(t)-1] == '\t') {
+			t = t[:len(t)-1]
+		}
+		if len(t) == 0 || bytes.EqualFold(t, strKeepAliveTok) || bytes.EqualFold(t, strClose) {
+			continue
+		}
+		if n == len(conn) {
+			return -1
+		}
+		conn[n] = t
+		n++
+	}
+	return n
+}
+
+var strKeepAliveTok = []byte("keep-alive")
+
+// namedIn reports whether name is one of the Connection header's names.
 func namedIn(conn [][]byte, name []byte) bool {
-	for _, v := range conn {
-		if hasToken(v, name) {
+	for _, t := range conn {
+		if len(t) == len(name) && bytes.EqualFold(t, name) {
 			return true
 		}
 	}

@@ -171,8 +171,8 @@ func TestAppendHead(t *testing.T) {
 	ctx.Request.Header.Set("X(Bad", "v")
 	require.NotContains(t, string(up.appendHead(nil, ctx, 7)), "X(Bad")
 	require.EqualValues(t, 1, up.fm.dropped[dropInvalid].Get())
-	// More Connection headers than bidguard reads: no exchange header passes.
-	many := strings.Repeat("Connection: x-a\r\n", maxConnHeaders+1)
+	// More names in Connection than bidguard reads: no exchange header passes.
+	many := strings.Repeat("Connection: x-a, x-b\r\n", maxConnTokens/2) + "Connection: x-c\r\n"
 	f("POST /bid HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n"+many+"X-E: e\r\n\r\n",
 		v4, "POST /p?x=1 HTTP/1.1\r\nHost: bidder:81\r\nUser-Agent: bidguard/test\r\nX-Set: s\r\nContent-Type: application/json\r\nX-Forwarded-For: 10.0.0.1\r\nContent-Length: 7\r\n\r\n")
 }
