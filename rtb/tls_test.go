@@ -10,6 +10,7 @@ import (
 	"encoding/pem"
 	"fmt"
 	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -252,4 +253,49 @@ func TestTLSRotation(t *testing.T) {
 	sc.auction("/bid")
 	serials := b.clientSerials()
 	require.Equal(t, []int64{c1.serial, c1.serial, c1.serial, c2.serial}, serials[len(serials)-4:])
+}
+
+// TestTLSStaleAndSlowHandshake: a TLS connection the bidder closed while
+// idle is found by the probe and replaced (no auction lost, one handshake
+// per connection); a bidder that accepts TCP but never completes the
+// handshake is a timeout within the request's budget, answered 204.
+func TestTLSStaleAndSlowHandshake(t *testing.T) {
+	dir := t.TempDir()
+	ca := newTestCA(t, "bidders")
+	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", writeFile(t, dir, "ca.pem", ca.pem), bidderName)
+
+	b := newTLSBidder(t, ca.issue(t, bidderName, time.Now().Add(-time.Hour), false), nil)
+	b.idleClose = 50 * time.Millisecond
+	sc := startSidecar(t, compile(t, tlsConfig(b.keepAliveBidder, tlsKeys, ""), nil))
+	var ids []string
+	for range 3 {
+		ids = append(ids, sc.auction("/bid"))
+		time.Sleep(150 * time.Millisecond) // a quiet spell past the bidder's idle timeout
+	}
+	requireEachSeenOnce(t, b.keepAliveBidder, ids)
+	require.Positive(t, sc.metric(`bidguard_upstream_conns_closed_total{reason="stale"}`), sc.failureCounts())
+	require.EqualValues(t, b.accepted.Load(), sc.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`))
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var held sync.Map
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held.Store(c, true) // never a byte back
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		held.Range(func(c, _ any) bool { _ = c.(net.Conn).Close(); return true })
+	})
+	cfg := fmt.Sprintf("upstreams:\n  - {name: dsp, url: \"https://%s/bid\", path: /bid, tls: {%s}}\npolicy:\n  gates: [{gate: impidMatch}]\n", ln.Addr(), tlsKeys)
+	sc2 := startSidecar(t, compile(t, cfg, nil))
+	a := sc2.post("/bid", withTmax(t, 100))
+	require.Equal(t, 204, a.status)
+	require.EqualValues(t, 1, sc2.metric(`bidguard_upstream_errors_total{upstream="dsp",kind="timeout"}`), sc2.failureCounts())
+	require.EqualValues(t, 1, sc2.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`), "the slow handshake is measured")
 }
