@@ -1,8 +1,14 @@
 package rtb
 
 import (
+	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"testing"
+	"time"
+
+	"github.com/bidguard/bidguard/engine"
 )
 
 // BenchmarkAppendHead is the bidder's request head for an exchange request
@@ -19,5 +25,29 @@ func BenchmarkAppendHead(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		dst = up.appendHead(dst[:0], ctx, 1000)
+	}
+}
+
+// BenchmarkBreakerOpenAnswer is bidguard's time to answer a bid request
+// whose upstream's circuit breaker is open: the handler alone, from the
+// request read to the 204 set.
+func BenchmarkBreakerOpenAnswer(b *testing.B) {
+	h := &engine.Holder{}
+	h.Store(compile(b, fmt.Sprintf(baseConfig, "http://127.0.0.1:1/bid"), nil))
+	srv, err := New(h, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	brk := srv.cur.Load().routes["/bid"].pool.brk
+	brk.configure(1, time.Hour, 1)
+	brk.report(false, callFailed, errRefused, 0)
+	ctx := parsedCtx(b, "POST /bid HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1)})
+	b.ReportAllocs()
+	for b.Loop() {
+		ctx.Response.Reset()
+		srv.handle(ctx)
+	}
+	if ctx.Response.StatusCode() != 204 || srv.meters.shed[shedBreaker].Get() == 0 {
+		b.Fatalf("status %d, not shed by the breaker", ctx.Response.StatusCode())
 	}
 }
