@@ -101,7 +101,9 @@ type tlsBidder struct {
 	clients []int64
 }
 
-func newTLSBidder(t *testing.T, cert issued, tune func(*tls.Config)) *tlsBidder {
+// newTLSBidder starts the bidder; tune changes its TLS configuration,
+// configure (optional) the keepAliveBidder before it starts.
+func newTLSBidder(t *testing.T, cert issued, tune func(*tls.Config), configure ...func(*keepAliveBidder)) *tlsBidder {
 	tb := &tlsBidder{}
 	tb.cert.Store(&cert.pair)
 	cfg := &tls.Config{
@@ -118,7 +120,12 @@ func newTLSBidder(t *testing.T, cert issued, tune func(*tls.Config)) *tlsBidder 
 	if tune != nil {
 		tune(cfg)
 	}
-	tb.keepAliveBidder = newKeepAliveBidder(t, func(b *keepAliveBidder) { b.tls = cfg })
+	tb.keepAliveBidder = newKeepAliveBidder(t, func(b *keepAliveBidder) {
+		b.tls = cfg
+		for _, f := range configure {
+			f(b)
+		}
+	})
 	return tb
 }
 
@@ -264,8 +271,8 @@ func TestTLSStaleAndSlowHandshake(t *testing.T) {
 	ca := newTestCA(t, "bidders")
 	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", writeFile(t, dir, "ca.pem", ca.pem), bidderName)
 
-	b := newTLSBidder(t, ca.issue(t, bidderName, time.Now().Add(-time.Hour), false), nil)
-	b.idleClose = 50 * time.Millisecond
+	b := newTLSBidder(t, ca.issue(t, bidderName, time.Now().Add(-time.Hour), false), nil,
+		func(b *keepAliveBidder) { b.idleClose = 50 * time.Millisecond })
 	sc := startSidecar(t, compile(t, tlsConfig(b.keepAliveBidder, tlsKeys, ""), nil))
 	var ids []string
 	for range 3 {
