@@ -120,10 +120,12 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 
 	var conn [maxConnTokens][]byte
 	nConn := 0
-	for k, v := range h.All() {
-		if bytes.EqualFold(k, strConnectionHdr) {
-			if nConn = connTokens(&conn, nConn, v); nConn < 0 {
-				break // too many to honour: forward nothing
+	if len(h.Peek(fasthttp.HeaderConnection)) > 0 { // the first one; any: all of them
+		for k, v := range h.All() {
+			if bytes.EqualFold(k, strConnectionHdr) {
+				if nConn = connTokens(&conn, nConn, v); nConn < 0 {
+					break // too many to honour: forward nothing
+				}
 			}
 		}
 	}

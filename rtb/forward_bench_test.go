@@ -23,9 +23,11 @@ func BenchmarkAppendHead(b *testing.B) {
 		"Accept-Encoding: gzip\r\nX-Exchange-Region: eu-west\r\nX-Tenant: acme\r\n\r\n", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1)})
 	dst := up.appendHead(nil, ctx, 1000)
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	for b.Loop() {
 		dst = up.appendHead(dst[:0], ctx, 1000)
 	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkBreakerOpenAnswer is bidguard's time to answer a bid request
@@ -43,10 +45,12 @@ func BenchmarkBreakerOpenAnswer(b *testing.B) {
 	brk.report(false, callFailed, errRefused, 0)
 	ctx := parsedCtx(b, "POST /bid HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}", &net.TCPAddr{IP: net.IPv4(10, 0, 0, 1)})
 	b.ReportAllocs()
+	cpu0 := processCPU()
 	for b.Loop() {
 		ctx.Response.Reset()
 		srv.handle(ctx)
 	}
+	b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
 	if ctx.Response.StatusCode() != 204 || srv.meters.shed[shedBreaker].Get() == 0 {
 		b.Fatalf("status %d, not shed by the breaker", ctx.Response.StatusCode())
 	}
