@@ -276,3 +276,29 @@ func TestReadyzUpstreams(t *testing.T) {
 	f(breakerConfig(dead, ""))
 	f(fmt.Sprintf("upstreams:\n  - {name: dsp, url: %q, path: /bid, breaker: {failures: 3}}\n  - {name: live, url: %q, path: /live}\nadmin: {readyRequiresUpstream: true}\npolicy:\n  gates: [{gate: impidMatch}]\n", dead, live.URL))
 }
+
+// TestBreakerAcrossReload: a reload that keeps the upstream's pool keeps
+// its breaker's state and applies new thresholds; one that points the
+// upstream elsewhere starts a closed breaker.
+func TestBreakerAcrossReload(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	require.NoError(t, ln.Close())
+	dead := "http://" + ln.Addr().String() + "/bid"
+	sc := startSidecar(t, compile(t, breakerConfig(dead, ""), nil))
+	for range 3 {
+		require.Equal(t, 204, sc.post("/bid", withTmax(t, 100)).status)
+	}
+	require.EqualValues(t, breakerOpen, sc.metric(`bidguard_upstream_breaker_state{upstream="dsp"}`))
+
+	sc.holder.Store(compile(t, strings.Replace(breakerConfig(dead, ""), "openMs: 200", "openMs: 60000", 1), nil))
+	require.Equal(t, 204, sc.post("/bid", withTmax(t, 100)).status)
+	require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="breaker"}`), "still open after the reload")
+	brk := sc.srv.cur.Load().routes["/bid"].pool.brk
+	require.Equal(t, time.Minute, time.Duration(brk.openFor.Load()), "the new openMs applies")
+
+	b := newKeepAliveBidder(t, nil)
+	sc.holder.Store(compile(t, breakerConfig(b.url("/bid"), ""), nil))
+	sc.auction("/bid")
+	require.EqualValues(t, breakerClosed, sc.metric(`bidguard_upstream_breaker_state{upstream="dsp"}`))
+}

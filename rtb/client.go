@@ -326,8 +326,12 @@ func (p *hostPool) sweep() {
 }
 
 // close closes the idle connections and makes the pool keep none: calls in
-// flight finish, and their connections are closed when released.
+// flight finish, and their connections are closed when released. The
+// breaker's gauge reads closed: a pool that replaces this one starts closed.
 func (p *hostPool) close() {
+	if p.brk != nil {
+		p.brk.gauge.Set(float64(breakerClosed))
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
