@@ -18,6 +18,12 @@
 // running detector never disagree. RestartKeys lists the keys a reload
 // cannot apply, from a table.
 //
+// An upstream's request keys (upstream_keys.go: headers, forwardQuery,
+// tls, breaker, compressAbove) are validated with the other upstream keys;
+// headers.set values from ${env:NAME} and ${file:PATH} are resolved at
+// every load (SetHeaders), never printed, and their files, like the tls
+// files, are listed for reload polling (UpstreamFiles).
+//
 // A Config is a value: Parse returns a new one, and nothing changes it
 // after the snapshot compiled from it is shared.
 //

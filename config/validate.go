@@ -69,9 +69,11 @@ func (c *Config) validateUpstreams(v *problems) map[string]bool {
 			v.bad("%s.name: %q may not contain '/' or spaces", p, u.Name)
 		}
 		names[u.Name] = true
-		if _, err := ParseUpstreamURL(u.URL); err != nil {
+		t, err := ParseUpstreamURL(u.URL)
+		if err != nil {
 			v.bad("%s.url: %w", p, err)
 		}
+		c.validateUpstreamKeys(v, p, i, err != nil || t.TLS)
 		if u.IdleTimeoutMs != nil && *u.IdleTimeoutMs < 0 {
 			v.bad("%s.idleTimeoutMs: must be >= 0", p)
 		}

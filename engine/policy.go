@@ -93,7 +93,8 @@ type Snapshot struct {
 	SeatNonBid        bool
 	Rates             *Rates
 	// Files are the files this snapshot was read from (config, seat files,
-	// files named by gate options), for reload polling.
+	// files named by gate options, upstream TLS and header files), for
+	// reload polling.
 	Files []string
 	// Operator holds the operator-quarantined seats (quarantine.seats).
 	Operator map[string]bool
@@ -197,6 +198,9 @@ func Compile(cfg *config.Config, name string, data []byte, reg Registry) (*Snaps
 	s.Files = append([]string{name}, cfg.SeatFiles(name)...)
 	s.Files = append(s.Files, files...)
 	s.Version = s.hash(data)
+	// Upstream TLS and header files are watched but not hashed: they hold
+	// keys and secrets, and the version is sent to the exchange.
+	s.Files = append(s.Files, cfg.UpstreamFiles()...)
 	return s, nil
 }
 

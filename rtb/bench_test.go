@@ -132,8 +132,7 @@ func BenchmarkUpstreamClient(b *testing.B) {
 		b.Run(name+"/bidguard", func(b *testing.B) {
 			p := newHostPool(clientKey{addr: ln.Addr().String(), maxConns: 64, idleTimeout: time.Minute}, dial, &newMeters().client)
 			defer p.close()
-			up := &upstream{prefix: []byte("POST /bid HTTP/1.1\r\nHost: bidder\r\nUser-Agent: bidguard/bench\r\n")}
-			head := up.appendHead(nil, nil, nil, len(body))
+			head := plainHead("bidguard/bench", len(body))
 			resp := fasthttp.AcquireResponse()
 			resends := newMeters().none.resends
 			b.ReportAllocs()

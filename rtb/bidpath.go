@@ -71,6 +71,10 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedShutdown)
 		return
 	}
+	if up.pool.brk != nil && up.pool.brk.refuses() {
+		s.shed(ctx, um, shedBreaker)
+		return
+	}
 	// A request that waited until its budget is gone is shed before its
 	// body is decoded (decoding is most of what a shed would cost): T is
 	// read from the raw body's top-level tmax, or taken as maxTmaxMs when
@@ -271,10 +275,14 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.oresp = fasthttp.AcquireResponse()
 	head, obody := s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	start := time.Now()
-	kind, err := up.pool.do(head, obody, c.oresp, lim.MaxResponseBytes, now.Add(budget), up.m.resends)
+	kind, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, now.Add(budget))
 	latency := time.Since(start)
-	up.m.duration.observe(latency)
 	c.stage = stageHandler
+	if err != nil && errors.Is(err, errBreakerOpen) {
+		s.shed(ctx, up.m, shedBreaker)
+		return
+	}
+	up.m.duration.observe(latency)
 	if err != nil {
 		upstreamFailed(ctx, up, kind)
 		return
@@ -368,13 +376,12 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)
 	ctx.Response.Header.SetContentTypeBytes(safeJSONType(c.oresp.Header.ContentType()))
-	ctx.SetBody(answer)
+	up.setAnswer(ctx, answer)
 	up.m.requests[o].Inc()
 }
 
 // outbound builds the bidder's request in c.outBuf: the exchange's body
-// with tmax rewritten to the budget, and a head with only the headers
-// DESIGN.md lists (upstream.appendHead).
+// with tmax rewritten to the budget, and the head of upstream.appendHead.
 func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body []byte, tmaxMs int64) (head, out []byte) {
 	c.outBuf = pool.AcquireBuffer()
 	b, ok := appendTmax(c.outBuf.B[:0], body, tmaxMs, &c.members)
@@ -386,7 +393,7 @@ func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body 
 		b, _ = json.Marshal(&req)
 	}
 	n := len(b)
-	b = up.appendHead(b, ctx.Request.Header.ContentType(), ctx.Request.Header.Peek(hdrOpenRTB), n)
+	b = up.appendHead(b, ctx, n)
 	c.outBuf.B = b
 	return b[n:], b[:n]
 }

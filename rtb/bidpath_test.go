@@ -232,9 +232,10 @@ upstreams:
 		require.Equal(t, "application/json; charset=utf-8", r.Header.Get("Content-Type"))
 		require.Equal(t, "2.6", r.Header.Get("X-Openrtb-Version"))
 		require.Equal(t, wantAE, r.Header.Get("Accept-Encoding"))
-		for _, h := range []string{"Cookie", "X-Forwarded-For"} {
-			require.Empty(t, r.Header.Get(h), h)
-		}
+		// End-to-end headers pass; the client's address is appended
+		// (forward_test.go has every forwarding rule).
+		require.Equal(t, "a=b", r.Header.Get("Cookie"))
+		require.Equal(t, "1.2.3.4, 127.0.0.1", r.Header.Get("X-Forwarded-For"))
 		requireUniqueKeys(t, body)
 		var m map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(body, &m))

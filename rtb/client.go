@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"sync"
 	"time"
@@ -20,9 +21,11 @@ import (
 // clientKey identifies a connection pool: upstreams with equal keys share
 // their keep-alive connections.
 type clientKey struct {
+	upstream    string // each upstream has its own pool, breaker and failure log
 	addr        string
 	tls         bool
 	serverName  string
+	tlsConf     config.UpstreamTLS
 	maxConns    int
 	idleTimeout time.Duration
 }
@@ -36,10 +39,13 @@ type clientKey struct {
 // do is safe for concurrent use and allocates nothing once the pool holds
 // enough connections.
 type hostPool struct {
-	key    clientKey
-	dial   func(addr string) (net.Conn, error) // nil: TCP
-	tlsCfg *tls.Config
-	m      *clientMeters
+	key  clientKey
+	dial func(addr string) (net.Conn, error) // nil: TCP
+	tls  *tlsSource                          // https only
+	m    *clientMeters
+	fm   *forwardMeters // nil in pools built outside a Server
+	brk  *breaker       // nil: no breaker
+	flog *failureLog    // nil: failures not logged
 
 	mu     sync.Mutex
 	idle   []*conn // by the instant they went idle: the oldest first
@@ -52,7 +58,8 @@ type hostPool struct {
 func newHostPool(k clientKey, dial func(string) (net.Conn, error), m *clientMeters) *hostPool {
 	p := &hostPool{key: k, dial: dial, m: m}
 	if k.tls {
-		p.tlsCfg = &tls.Config{ServerName: k.serverName, MinVersion: tls.VersionTLS12, ClientSessionCache: tls.NewLRUClientSessionCache(0)}
+		p.tls = &tlsSource{serverName: k.serverName, minVersion: tls.VersionTLS12}
+		p.tls.cfg, _ = p.tls.build() // no files: cannot fail
 	}
 	p.timer = time.AfterFunc(time.Hour, p.sweep)
 	p.timer.Stop()
@@ -319,8 +326,12 @@ func (p *hostPool) sweep() {
 }
 
 // close closes the idle connections and makes the pool keep none: calls in
-// flight finish, and their connections are closed when released.
+// flight finish, and their connections are closed when released. The
+// breaker's gauge reads closed: a pool that replaces this one starts closed.
 func (p *hostPool) close() {
+	if p.brk != nil {
+		p.brk.gauge.Set(float64(breakerClosed))
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
@@ -349,14 +360,12 @@ func (p *hostPool) dialConn(deadline time.Time) (*conn, error) {
 	}
 	nc := raw
 	if p.key.tls {
-		tc := tls.Client(raw, p.tlsCfg)
-		if err := raw.SetDeadline(deadline); err != nil {
-			_ = raw.Close() // the error above is the one reported
-			return nil, fmt.Errorf("upstream: dial %s: %w", p.key.addr, err)
-		}
-		if err := tc.Handshake(); err != nil {
-			_ = raw.Close()
-			return nil, fmt.Errorf("upstream: tls handshake %s: %w", p.key.addr, err)
+		// The handshake runs under the request's deadline, on the request's
+		// budget; pooled connections skip it, new ones resume a session.
+		tc := tls.Client(raw, p.tls.config())
+		if err := p.tls.handshake(raw, tc, deadline, p.fm); err != nil {
+			_ = raw.Close() // the handshake's error is the one reported
+			return nil, fmt.Errorf("upstream: %s: %w", p.key.addr, err)
 		}
 		nc = tc
 	}
@@ -368,26 +377,34 @@ func (p *hostPool) dialConn(deadline time.Time) (*conn, error) {
 }
 
 // dialKind is the kind of a failure to get a connection: timeout when the
-// deadline passed, else connect (refused, unreachable, TLS, no free
-// connection).
+// deadline passed, tls for a failed handshake, else connect (refused,
+// unreachable, no free connection).
 func dialKind(err error) errKind {
-	if isTimeout(err) {
+	switch {
+	case isTimeout(err):
 		return kindTimeout
+	case isTLSError(err):
+		return kindTLS
 	}
 	return kindConnect
 }
 
 // readKind is the kind of a failure after the connection was obtained:
 // timeout at the deadline; too_large for a body over the cap or headers over
-// the read buffer; reset for anything else (closed, reset, not HTTP,
-// malformed framing).
+// the read buffer; tls for a TLS alert from the bidder (under TLS 1.3 a
+// refused client certificate arrives after the handshake, with the first
+// read); reset for anything else (closed, reset, not HTTP, malformed
+// framing).
 func readKind(err error) errKind {
 	var small *fasthttp.ErrSmallBuffer
+	var op *net.OpError
 	switch {
 	case isTimeout(err):
 		return kindTimeout
 	case errors.Is(err, fasthttp.ErrBodyTooLarge), errors.As(err, &small):
 		return kindTooLarge
+	case errors.As(err, &op) && op.Op == "remote error": // crypto/tls's received alert
+		return kindTLS
 	}
 	return kindReset
 }
@@ -410,25 +427,36 @@ type timeouter interface{ Timeout() bool }
 type pools struct {
 	dial  func(addr string) (net.Conn, error)
 	m     *clientMeters
-	roots *x509.CertPool // TLS roots; nil: the system's (tests trust their own)
+	roots *x509.CertPool // TLS roots without a caFile; nil: the system's (tests trust their own)
+	log   *slog.Logger
 	byKey map[clientKey]*hostPool
 }
 
-// get returns the pool for a target under limits, creating it on first use.
-func (ps *pools) get(t config.UpstreamTarget, idle time.Duration, lim config.Limits) *hostPool {
-	k := clientKey{addr: t.Addr, tls: t.TLS, maxConns: max(lim.MaxInFlight, 1), idleTimeout: idle}
+// get returns the pool of upstream u (URL taken apart in t) under limits,
+// creating it on first use, and sets its breaker's thresholds.
+func (ps *pools) get(u config.Upstream, t config.UpstreamTarget, lim config.Limits, fm *forwardMeters) (*hostPool, error) {
+	k := clientKey{upstream: u.Name, addr: t.Addr, tls: t.TLS, maxConns: max(lim.MaxInFlight, 1), idleTimeout: u.IdleTimeout()}
 	if t.TLS {
-		k.serverName = t.ServerName
+		k.serverName, k.tlsConf = t.ServerName, u.TLS
 	}
 	p := ps.byKey[k]
 	if p == nil {
 		p = newHostPool(k, ps.dial, ps.m)
-		if p.tlsCfg != nil {
-			p.tlsCfg.RootCAs = ps.roots
+		if t.TLS {
+			src, err := newTLSSource(u, t, ps.roots, ps.log)
+			if err != nil {
+				return nil, err
+			}
+			p.tls = src
 		}
+		p.fm = fm
+		p.brk = newBreaker(u.Name, ps.log, fm.breaker)
+		p.flog = &failureLog{log: ps.log, name: u.Name, now: monotonic}
 		ps.byKey[k] = p
 	}
-	return p
+	b := u.Breaker
+	p.brk.configure(b.BreakerFailures(), time.Duration(b.BreakerOpenMs())*time.Millisecond, b.BreakerSuccesses())
+	return p, nil
 }
 
 // retain closes every pool not in keep (a reload dropped or changed its

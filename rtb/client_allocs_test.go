@@ -31,8 +31,7 @@ func TestUpstreamClientAllocs(t *testing.T) {
 			p := newHostPool(clientKey{addr: ln.Addr().String(), maxConns: 4, idleTimeout: time.Minute}, dial, &newMeters().client)
 			t.Cleanup(p.close)
 			body := withTmax(t, 100)
-			up := &upstream{prefix: []byte("POST /bid HTTP/1.1\r\nHost: bidder\r\nUser-Agent: bidguard/test\r\n")}
-			head := up.appendHead(nil, nil, []byte("2.6"), len(body))
+			head := plainHead("bidguard/test", len(body))
 			resp := fasthttp.AcquireResponse()
 			resends := newMeters().none.resends
 			call := func() {

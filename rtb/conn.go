@@ -64,7 +64,8 @@ func newConn(nc, raw net.Conn) *conn {
 // probe sets c's deadline for a call and reports, without blocking,
 // whether the idle connection can carry the request: no byte buffered, none
 // readable on the socket, no EOF. Over TLS, plaintext the TLS layer holds
-// is looked for too, by a read that cannot wait.
+// is looked for too, by a read that cannot wait, and bytes on the socket
+// that are the bidder's close_notify count as a close.
 func (c *conn) probe(deadline time.Time) probeResult {
 	if c.br.Buffered() > 0 {
 		return probeBytes
@@ -80,11 +81,21 @@ func (c *conn) probe(deadline time.Time) probeResult {
 		}
 		r = c.probeGot
 	}
-	if r == probeQuiet && (c.rc == nil || c.nc != c.raw) {
+	switch {
+	case r == probeQuiet && (c.rc == nil || c.nc != c.raw):
 		r = c.probeByRead()
-		if c.nc.SetDeadline(deadline) != nil {
-			return probeClosed
+	case r == probeBytes && c.nc != c.raw:
+		// Over TLS the bytes may be the bidder's close_notify, a close
+		// rather than a stray answer: the TLS layer tells (anything else,
+		// a partial record included, stays stray).
+		if c.probeTLSBytes() {
+			r = probeClosed
 		}
+	default:
+		return r
+	}
+	if c.nc.SetDeadline(deadline) != nil {
+		return probeClosed
 	}
 	return r
 }
@@ -106,6 +117,23 @@ func (c *conn) probeByRead() probeResult {
 	default:
 		return probeClosed
 	}
+}
+
+// tlsCloseWait bounds the read that tells a close_notify from stray bytes
+// over TLS: the bytes are on the socket already, so it waits only for a
+// record split across packets.
+const tlsCloseWait = time.Millisecond
+
+// probeTLSBytes reports whether the bytes on a TLS connection's socket end
+// it (a close_notify alert or another error) rather than carry data. A read
+// past its deadline never looks at the socket, hence a short one ahead.
+// The caller sets the deadline again.
+func (c *conn) probeTLSBytes() bool {
+	if c.nc.SetReadDeadline(time.Now().Add(tlsCloseWait)) != nil {
+		return true
+	}
+	_, err := c.br.Peek(1)
+	return err != nil && !isTimeout(err)
 }
 
 // write sends one request: head, then body.

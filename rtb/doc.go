@@ -107,22 +107,34 @@
 //     answer says application/json. No other bidder or exchange text reaches
 //     a header.
 //
-// To the bidder: a POST to the upstream URL with the exchange's Content-Type
-// (application/json when it sent none, or a value with control or non-ASCII
-// bytes), its X-Openrtb-Version when present (dropped likewise), User-Agent:
-// bidguard/<version>, Accept-Encoding: gzip only with acceptEncoding: gzip,
-// Content-Length, and no other exchange header (no cookies, no
-// X-Forwarded-For). The body is the exchange's, decompressed, with every
+// To the bidder (forward.go): a POST to the upstream URL's path and query,
+// the exchange's query appended with forwardQuery (default true); Host
+// (the URL's), User-Agent: bidguard/<version>, the headers.set lines,
+// Accept-Encoding: gzip only with acceptEncoding: gzip, the exchange's
+// Content-Type (application/json when it sent none, or a value with
+// control or non-ASCII bytes), the exchange's end-to-end headers within
+// headers.maxCount and headers.maxBytes (a header that breaks them or has
+// an unsafe value is dropped whole and counted), X-Forwarded-For with the
+// client's address appended, and Content-Length. Never forwarded: the
+// hop-by-hop headers (RFC 9110 §7.6.1, the proxy ones), those the
+// exchange's Connection header names, those bidguard writes, and the names
+// of headers.remove and headers.set. The head is built without allocating.
+// The body is the exchange's, decompressed, with every
 // top-level member encoding/json would read as tmax (any case, escaped keys
 // included) removed and "tmax":⌊B⌋ written first; every other member is
 // copied byte for byte (FuzzAppendTmax). The hard deadline now + B bounds
 // the dial (and TLS handshake), the write and the read.
 //
 // The upstream client (client.go, conn.go) is bidguard's own, over
-// fasthttp's response parser. Upstreams with the same address, TLS, server
-// name, limits.maxInFlight and idleTimeoutMs share a pool of at most
-// limits.maxInFlight keep-alive connections, each with its own buffers; a
-// call through a warm pool allocates nothing. Reuse:
+// fasthttp's response parser. Each upstream has a pool of at most
+// limits.maxInFlight keep-alive connections, each with its own buffers, kept
+// across reloads while its URL, TLS settings, limits.maxInFlight and
+// idleTimeoutMs are unchanged; a call through a warm pool allocates
+// nothing. https upstreams (tls.go) verify against tls.caFile or the
+// system's roots, present tls.certFile, resume sessions on new
+// connections, measure each handshake, and read their files again when
+// they change. A circuit breaker per upstream (breaker.go) answers 204 at
+// once while open. Reuse:
 //
 //   - The most recently used idle connection that has rested 1ms since its
 //     answer is reused first (any idle one when the pool is full); a
@@ -169,8 +181,9 @@
 //     the cap; corrupt: kind="decompress"); "identity" is no encoding; any
 //     other coding is kind="bad_encoding".
 //   - Errors: kind="timeout" for the deadline (slow or hung bidder, dial
-//     timeout); "connect" for a refused or failed dial or TLS handshake (and
-//     no free connection); "reset" for a connection closed or reset before a
+//     or handshake timeout); "connect" for a refused or failed dial (and no
+//     free connection); "tls" for a refused handshake or a TLS alert after
+//     it; "reset" for a connection closed or reset before a
 //     whole answer, an answer that is not HTTP, malformed framing (broken
 //     chunks, two Content-Lengths) or more than 8 interim answers;
 //     "too_large" for a body over the wire cap or headers over 8 KiB;

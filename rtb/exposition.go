@@ -35,6 +35,11 @@ var metricHelp = map[string]string{
 	"bidguard_accept_errors_total":            "Accept errors on the exchange listener (retried).",
 	"bidguard_panics_total":                   "Panics recovered and answered 204, by where they happened.",
 	"bidguard_rejection_log_suppressed_total": "Rejection log lines not written, over log.rejectionsPerSecond.",
+	"bidguard_upstream_headers_dropped_total": "Exchange headers not forwarded to the bidder, by upstream and reason (count, size, invalid).",
+	"bidguard_upstream_tls_handshake_seconds": "TLS handshakes of new bidder connections, in seconds.",
+	"bidguard_upstream_tls_resumed_total":     "TLS handshakes to the bidder that resumed a session.",
+	"bidguard_upstream_breaker_state":         "The upstream's circuit breaker: 0 closed, 1 open, 2 half-open.",
+	"bidguard_answers_gzipped_total":          "Answers to the exchange sent gzip-compressed.",
 }
 
 // runtimeHelp describes the metrics library's Go runtime and process

@@ -43,10 +43,11 @@ const (
 	kindDecompress
 	kindRedirect
 	kindBadEncoding
+	kindTLS // the TLS handshake failed
 	numKinds
 )
 
-var kindNames = [numKinds]string{"timeout", "connect", "reset", "http_status", "bad_json", "too_large", "decompress", "redirect", "bad_encoding"}
+var kindNames = [numKinds]string{"timeout", "connect", "reset", "http_status", "bad_json", "too_large", "decompress", "redirect", "bad_encoding", "tls"}
 
 type shedReason uint8
 
@@ -55,10 +56,11 @@ const (
 	shedInflight
 	shedShutdown
 	shedDeadline
+	shedBreaker // the upstream's circuit breaker is open
 	numShed
 )
 
-var shedNames = [numShed]string{"budget", "inflight", "shutdown", "deadline"}
+var shedNames = [numShed]string{"budget", "inflight", "shutdown", "deadline", "breaker"}
 
 // closeReason is why a pooled upstream connection was closed instead of
 // reused: bidguard_upstream_conns_closed_total{reason}.
@@ -129,8 +131,8 @@ type meters struct {
 	judged atomic.Uint64
 
 	// The duration histograms, written after the set's series.
-	upstreamDur, gateDur *histFamily
-	hists                []*histFamily
+	upstreamDur, gateDur, handshakeDur *histFamily
+	hists                              []*histFamily
 
 	// help holds the # HELP texts of families callers register in set.
 	helpMu sync.Mutex
@@ -161,14 +163,15 @@ type seatMeters struct {
 
 func newMeters() *meters {
 	m := &meters{
-		set:         metrics.NewSet(),
-		rejected:    map[rejectedKey]*metrics.Counter{},
-		skipped:     map[skippedKey]*metrics.Counter{},
-		upstreamDur: newHistFamily("bidguard_upstream_duration_seconds", "upstream", upstreamBuckets),
-		gateDur:     newHistFamily("bidguard_gate_duration_seconds", "gate", gateBuckets),
-		help:        map[string]string{},
+		set:          metrics.NewSet(),
+		rejected:     map[rejectedKey]*metrics.Counter{},
+		skipped:      map[skippedKey]*metrics.Counter{},
+		upstreamDur:  newHistFamily("bidguard_upstream_duration_seconds", "upstream", upstreamBuckets),
+		gateDur:      newHistFamily("bidguard_gate_duration_seconds", "gate", gateBuckets),
+		handshakeDur: newHistFamily("bidguard_upstream_tls_handshake_seconds", "upstream", upstreamBuckets),
+		help:         map[string]string{},
 	}
-	m.hists = []*histFamily{m.gateDur, m.upstreamDur}
+	m.hists = []*histFamily{m.gateDur, m.upstreamDur, m.handshakeDur}
 	for i := range m.shed {
 		m.shed[i] = m.set.GetOrCreateCounter(series("bidguard_shed_total", "reason", shedNames[i]))
 	}

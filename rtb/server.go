@@ -136,6 +136,7 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 	if s.log == nil {
 		s.log = slog.Default()
 	}
+	s.clients.log = s.log
 	if opt.Version == "" {
 		s.ua = []byte("bidguard")
 	}
@@ -228,7 +229,7 @@ func (s *Server) install(snap *engine.Snapshot) (*state, error) {
 	var errs []error
 	keep := map[*hostPool]bool{}
 	for _, u := range cfg.Upstreams {
-		up, err := newUpstream(u, cfg, s.ua, &s.clients, s.meters.upstream(u.Name))
+		up, err := newUpstream(u, cfg, s.ua, &s.clients, s.meters.upstream(u.Name), s.meters.forward(u.Name))
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -370,6 +371,25 @@ wait:
 // Ready reports whether a config is loaded and the server is not shutting down.
 func (s *Server) Ready() bool { return s.holder.Load() != nil && !s.draining.Load() }
 
+// upstreamsDown reports, with admin.readyRequiresUpstream, whether the
+// circuit breaker of every upstream of the current config is open.
+func (s *Server) upstreamsDown() bool {
+	snap := s.holder.Load()
+	if snap == nil || !snap.Config.Admin.ReadyRequiresUpstream {
+		return false
+	}
+	st := s.stateFor(snap)
+	if len(st.routes) == 0 {
+		return false
+	}
+	for _, up := range st.routes {
+		if up.pool.brk == nil || up.pool.brk.current() != breakerOpen {
+			return false
+		}
+	}
+	return true
+}
+
 // handleAdmin serves the admin listener.
 func (s *Server) handleAdmin(ctx *fasthttp.RequestCtx) {
 	if snap := s.holder.Load(); snap != nil {
@@ -384,6 +404,11 @@ func (s *Server) handleAdmin(ctx *fasthttp.RequestCtx) {
 		if !s.Ready() {
 			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
 			ctx.SetBodyString("not ready\n")
+			return
+		}
+		if string(ctx.Path()) == "/readyz" && s.upstreamsDown() {
+			ctx.SetStatusCode(fasthttp.StatusServiceUnavailable)
+			ctx.SetBodyString("not ready: every upstream's circuit breaker is open\n")
 			return
 		}
 		ctx.SetBodyString("ok\n")
