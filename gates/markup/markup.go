@@ -1,0 +1,178 @@
+package markup
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+)
+
+// Reading is how a creative is read: as the document a browser renders
+// (HTML), the XML a video or audio player reads (VAST), or the JSON a native
+// renderer reads (Native). A creative may be read under several.
+type Reading uint8
+
+const (
+	HTML Reading = 1 << iota
+	VAST
+	Native
+)
+
+// Sniff returns the readings that apply to a creative whose media type is
+// not known: HTML always (a browser renders any bytes as HTML), VAST when
+// its first element is VAST or it opens with an XML declaration, Native
+// when it is a JSON object.
+func Sniff(adm []byte) Reading {
+	r := HTML
+	s := bytes.TrimLeft(bytes.TrimPrefix(adm, []byte("\xef\xbb\xbf")), " \t\r\n\f")
+	switch {
+	case len(s) > 0 && s[0] == '{':
+		r |= Native
+	case looksLikeVAST(s):
+		r |= VAST
+	}
+	return r
+}
+
+// Limits bound how far a creative is read. Past any of them the creative is
+// Unreadable: what lies beyond a limit is never taken as safe.
+type Limits struct {
+	// MaxDepth is how deep documents nest: srcdoc, script-written markup,
+	// eval'd code, javascript: and data: URLs, VAST HTMLResource, native
+	// jstracker and vasttag, each a level.
+	MaxDepth int
+	// MaxDecodedBytes bounds the bytes produced by decoding and nesting
+	// over the whole creative (constant strings evaluated, nested
+	// documents read).
+	MaxDecodedBytes int
+}
+
+// DefaultLimits are the limits of the gates' default configuration.
+var DefaultLimits = Limits{MaxDepth: 8, MaxDecodedBytes: 4 << 20}
+
+// Validate reports limits that would read nothing.
+func (l Limits) Validate() error {
+	var errs []error
+	if l.MaxDepth < 1 || l.MaxDepth > 64 {
+		errs = append(errs, fmt.Errorf("maxDepth must be in 1..64, got %d", l.MaxDepth))
+	}
+	if l.MaxDecodedBytes < 1 {
+		errs = append(errs, fmt.Errorf("maxDecodedBytes must be > 0, got %d", l.MaxDecodedBytes))
+	}
+	return errors.Join(errs...)
+}
+
+// Finding is what reading a creative found, as bits.
+type Finding uint8
+
+const (
+	// Unreadable: a DOCTYPE internal subset, an entity declaration, a
+	// document or script that does not parse, or a limit reached.
+	Unreadable Finding = 1 << iota
+	// ForcedRedirect: a navigation of the page that can run without a
+	// user gesture.
+	ForcedRedirect
+	// JavascriptURL: a javascript: or data: URL that runs without a
+	// gesture and navigates or decodes-and-runs.
+	JavascriptURL
+	// DecodeAndRun: code or markup built at run time from a decoder
+	// (atob, unescape, ...) handed to something that runs it.
+	DecodeAndRun
+)
+
+// Judge reads a creative under the readings r and returns what it does that
+// a creative must not. It never fails: what it cannot read is Unreadable.
+// Safe for concurrent use; it allocates (the parsers build trees), roughly
+// in proportion to the creative's size.
+func Judge(adm []byte, r Reading, lim Limits) Finding {
+	a := newAnalysis(lim, false)
+	a.read(adm, r)
+	return a.result()
+}
+
+// Insecure reports whether a creative read under r makes the browser or
+// player load a resource over plain http. Malformed markup is read as far
+// as it goes, never judged for being malformed.
+func Insecure(adm []byte, r Reading, lim Limits) bool {
+	a := newAnalysis(lim, true)
+	a.read(adm, r)
+	return a.insecure
+}
+
+// InsecureURL reports whether a URL, character references and
+// percent-encoding undone, has the http scheme as the WHATWG URL parser
+// reads it.
+func InsecureURL(u string) bool { return hasScheme(u, "http:") }
+
+// analysis is the state of one reading of a creative.
+type analysis struct {
+	lim    Limits
+	secure bool // reading for Insecure, not Judge
+
+	found    Finding
+	insecure bool
+	budget   *int // decoded bytes left, shared with nested analyses
+
+	// Functions declared at the top level of the creative's scripts, by
+	// name, and how each name is referenced (refForced, refGesture).
+	funcs map[string]*jsFunc
+	refs  map[string]uint8
+}
+
+func newAnalysis(lim Limits, secure bool) *analysis {
+	b := lim.MaxDecodedBytes
+	return &analysis{lim: lim, secure: secure, budget: &b}
+}
+
+// sub is a fresh analysis for a separate browsing context (a javascript: or
+// data: frame) sharing the limits and the decoded-bytes budget.
+func (a *analysis) sub() *analysis {
+	return &analysis{lim: a.lim, secure: a.secure, budget: a.budget}
+}
+
+func (a *analysis) read(adm []byte, r Reading) {
+	if r&Native != 0 {
+		a.readNative(adm, 0)
+	}
+	if r&VAST != 0 {
+		a.readVAST(adm, 0)
+	}
+	if r&HTML != 0 {
+		a.readHTML(adm, 0)
+	}
+}
+
+// spend takes n decoded bytes from the budget; false (and Unreadable) when
+// it runs out.
+func (a *analysis) spend(n int) bool {
+	if *a.budget -= n; *a.budget < 0 {
+		a.found |= Unreadable
+		return false
+	}
+	return true
+}
+
+// enter reports whether a document at depth may be read (else Unreadable).
+func (a *analysis) enter(depth int) bool {
+	if depth > a.lim.MaxDepth {
+		a.found |= Unreadable
+		return false
+	}
+	return true
+}
+
+// result resolves the functions: one that navigates and can run without a
+// gesture makes the creative a forced redirect.
+func (a *analysis) result() Finding {
+	if a.funcs != nil && a.forcedFunctionNavigates() {
+		a.found |= ForcedRedirect
+	}
+	return a.found
+}
+
+// done reports whether reading further cannot change the verdict.
+func (a *analysis) done() bool {
+	if a.secure {
+		return a.insecure
+	}
+	return a.found&(Unreadable|ForcedRedirect) != 0
+}

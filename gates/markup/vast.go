@@ -1,0 +1,157 @@
+package markup
+
+import (
+	"bytes"
+	"encoding/xml"
+	"errors"
+	"io"
+	"strings"
+)
+
+// VAST is read with encoding/xml, as a player's XML parser reads it: the
+// text of an element is its character data, CDATA sections and character
+// and predefined entity references included, with comments and processing
+// instructions inside it skipped. A DOCTYPE with an internal subset or an
+// entity declaration, or a document the reader cannot read to its end, is
+// Unreadable.
+
+// looksLikeVAST reports markup that opens (after an XML declaration,
+// comments and a DOCTYPE) with a VAST element.
+func looksLikeVAST(s []byte) bool {
+	d := xml.NewDecoder(bytes.NewReader(s))
+	d.Strict = false
+	d.CharsetReader = identityCharset
+	for i := 0; i < 64; i++ {
+		t, err := d.RawToken()
+		if err != nil {
+			return false
+		}
+		switch t := t.(type) {
+		case xml.StartElement:
+			return strings.EqualFold(t.Name.Local, "vast")
+		case xml.CharData:
+			if len(bytes.TrimSpace(t)) > 0 {
+				return false
+			}
+		}
+	}
+	return false
+}
+
+func identityCharset(_ string, r io.Reader) (io.Reader, error) { return r, nil }
+
+// vastElement is what a VAST element's text is.
+type vastElement uint8
+
+const (
+	vastOther     vastElement = iota
+	vastLoaded                // a URL the player loads or calls without a gesture
+	vastClick                 // a URL opened or called on a click
+	vastFrame                 // IFrameResource: a document in a frame
+	vastHTML                  // HTMLResource: markup
+)
+
+// vastElements classifies the VAST 2-4.x elements by lower-case name.
+var vastElements = map[string]vastElement{
+	"mediafile": vastLoaded, "impression": vastLoaded, "tracking": vastLoaded, "error": vastLoaded,
+	"staticresource": vastLoaded, "javascriptresource": vastLoaded, "executableresource": vastLoaded,
+	"vastadtaguri": vastLoaded, "viewable": vastLoaded, "notviewable": vastLoaded, "viewundetermined": vastLoaded,
+	"interactivecreativefile": vastLoaded, "closedcaptionfile": vastLoaded, "iconviewtracking": vastLoaded,
+	"mezzanine": vastLoaded,
+	"clicktracking": vastClick, "companionclicktracking": vastClick, "iconclicktracking": vastClick,
+	"nonlinearclicktracking": vastClick, "clickthrough": vastClick, "iconclickthrough": vastClick,
+	"companionclickthrough": vastClick, "nonlinearclickthrough": vastClick,
+	"iframeresource": vastFrame, "htmlresource": vastHTML,
+}
+
+// vastClickThrough reports the click-throughs, which secureMarkup leaves
+// alone (the user leaves the ad).
+func vastClickThrough(name string) bool { return strings.HasSuffix(name, "clickthrough") }
+
+var errVASTUnreadable = errors.New("vast: doctype internal subset or entity declaration")
+
+// readVAST reads b as VAST at depth.
+func (a *analysis) readVAST(b []byte, depth int) {
+	if !a.enter(depth) || a.done() {
+		return
+	}
+	d := xml.NewDecoder(bytes.NewReader(b))
+	d.Strict = false
+	d.CharsetReader = identityCharset
+	var stack []string
+	var text strings.Builder
+	closeText := func() {
+		if len(stack) > 0 && text.Len() > 0 {
+			a.vastText(stack[len(stack)-1], text.String(), depth)
+		}
+		text.Reset()
+	}
+	for !a.done() {
+		t, err := d.Token()
+		if err == io.EOF {
+			if len(stack) > 0 && !a.secure {
+				a.found |= Unreadable // cut off
+			}
+			closeText()
+			return
+		}
+		if err != nil {
+			if !a.secure {
+				a.found |= Unreadable
+			}
+			closeText()
+			return
+		}
+		switch t := t.(type) {
+		case xml.StartElement:
+			closeText()
+			stack = append(stack, strings.ToLower(t.Name.Local))
+		case xml.EndElement:
+			closeText()
+			if len(stack) > 0 {
+				stack = stack[:len(stack)-1]
+			}
+		case xml.CharData:
+			text.Write(t)
+		case xml.Directive:
+			if bytes.IndexByte(t, '[') >= 0 || bytes.HasPrefix(bytes.TrimSpace(t), []byte("ENTITY")) {
+				a.found |= Unreadable
+				if a.secure {
+					a.insecure = a.insecure || bytes.Contains(bytes.ToLower(t), []byte("http:"))
+				}
+				return
+			}
+		}
+	}
+}
+
+// vastText reads the text of the element name.
+func (a *analysis) vastText(name, text string, depth int) {
+	kind := vastElements[name]
+	u := strings.TrimSpace(text)
+	if a.secure {
+		switch {
+		case kind == vastHTML:
+			a.readHTML([]byte(text), depth+1)
+		case kind == vastLoaded || kind == vastFrame || kind == vastClick && !vastClickThrough(name):
+			if InsecureURL(u) {
+				a.insecure = true
+			}
+		}
+		return
+	}
+	switch kind {
+	case vastHTML:
+		a.readHTML([]byte(text), depth+1)
+	case vastLoaded, vastFrame:
+		if code, ok := javascriptURL(u); ok {
+			a.readFrameScript(code, depth+1)
+		} else if doc, ok := dataDocument(u); ok && kind == vastFrame {
+			a.readFrameHTML(doc, depth+1)
+		}
+	case vastClick:
+		if code, ok := javascriptURL(u); ok {
+			a.readScript(code, ctxGesture, true, depth+1)
+		}
+	}
+}
