@@ -130,7 +130,7 @@ func unhex(c byte) byte {
 	if c <= '9' {
 		return c - '0'
 	}
-	return c|0x20 - 'a' + 10
+	return c | 0x20 - 'a' + 10
 }
 
 // srcsetURLs returns the URLs of a srcset value (HTML's "parse a srcset

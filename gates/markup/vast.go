@@ -44,11 +44,11 @@ func identityCharset(_ string, r io.Reader) (io.Reader, error) { return r, nil }
 type vastElement uint8
 
 const (
-	vastOther     vastElement = iota
-	vastLoaded                // a URL the player loads or calls without a gesture
-	vastClick                 // a URL opened or called on a click
-	vastFrame                 // IFrameResource: a document in a frame
-	vastHTML                  // HTMLResource: markup
+	vastOther  vastElement = iota
+	vastLoaded             // a URL the player loads or calls without a gesture
+	vastClick              // a URL opened or called on a click
+	vastFrame              // IFrameResource: a document in a frame
+	vastHTML               // HTMLResource: markup
 )
 
 // vastElements classifies the VAST 2-4.x elements by lower-case name.
@@ -57,7 +57,7 @@ var vastElements = map[string]vastElement{
 	"staticresource": vastLoaded, "javascriptresource": vastLoaded, "executableresource": vastLoaded,
 	"vastadtaguri": vastLoaded, "viewable": vastLoaded, "notviewable": vastLoaded, "viewundetermined": vastLoaded,
 	"interactivecreativefile": vastLoaded, "closedcaptionfile": vastLoaded, "iconviewtracking": vastLoaded,
-	"mezzanine": vastLoaded,
+	"mezzanine":     vastLoaded,
 	"clicktracking": vastClick, "companionclicktracking": vastClick, "iconclicktracking": vastClick,
 	"nonlinearclicktracking": vastClick, "clickthrough": vastClick, "iconclickthrough": vastClick,
 	"companionclickthrough": vastClick, "nonlinearclickthrough": vastClick,
