@@ -211,16 +211,9 @@ func (d decoderScan) Enter(n js.INode) js.IVisitor {
 	s := d.ev.s
 	switch n := n.(type) {
 	case *js.CallExpr:
-		callee := unwrap(n.X)
-		if _, ok := isGlobalName(s, callee, "atob", "unescape", "decodeURI", "decodeURIComponent"); ok {
+		if isDecoder(s, n.X) {
 			d.ev.dec = true
 			return nil
-		}
-		if x, m, ok := member(s, callee); ok && (m == "fromCharCode" || m == "fromCodePoint") {
-			if _, isS := isGlobalName(s, x, "String"); isS {
-				d.ev.dec = true
-				return nil
-			}
 		}
 	case *js.Var:
 		if init, ok := s.init[root(n)]; ok && d.depth < maxResolve {
@@ -420,4 +413,24 @@ func latin1(b []byte) string {
 		r[i] = rune(c)
 	}
 	return string(r)
+}
+
+// isDecoder reports a decoder (also through .call, .apply and bind).
+func isDecoder(s *script, callee js.IExpr) bool {
+	callee = unwrap(callee)
+	if _, ok := isGlobalName(s, callee, "atob", "unescape", "decodeURI", "decodeURIComponent"); ok {
+		return true
+	}
+	x, m, ok := member(s, callee)
+	if !ok {
+		return false
+	}
+	if m == "fromCharCode" || m == "fromCodePoint" {
+		_, isS := isGlobalName(s, x, "String")
+		return isS
+	}
+	if m == "call" || m == "apply" || m == "bind" {
+		return isDecoder(s, x)
+	}
+	return false
 }

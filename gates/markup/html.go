@@ -40,6 +40,10 @@ func (a *analysis) element(n *html.Node, depth int) {
 		a.readScript(childText(n), ctxForced, false, depth)
 	case name == "style" && a.secure:
 		a.readCSS(childText(n))
+	case name == "noscript" && n.Namespace == "":
+		// Raw text to a browser that runs script, markup to one that does
+		// not: read as markup too.
+		a.readHTML(childText(n), depth+1)
 	case name == "meta" && !a.secure && strings.EqualFold(strings.Trim(attr(n, "http-equiv"), htmlSpace), "refresh"):
 		a.found |= ForcedRedirect
 	}
@@ -185,4 +189,17 @@ func isURLAttr(key string) bool {
 		return true
 	}
 	return false
+}
+
+// cutInTag reports markup that ends inside a tag (which a browser drops).
+func cutInTag(b []byte) bool {
+	t := bytes.TrimRight(b, htmlSpace)
+	if len(t) == 0 || t[len(t)-1] == '>' || bytes.IndexByte(b, '<') < 0 {
+		return false
+	}
+	z := html.NewTokenizer(bytes.NewReader(b))
+	for z.Next() != html.ErrorToken {
+	}
+	raw := z.Raw()
+	return len(raw) > 1 && raw[0] == '<' && raw[1] != '/' && raw[1] != '!'
 }

@@ -2,6 +2,7 @@ package markup
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -26,6 +27,11 @@ func Sniff(adm []byte) Reading {
 	s := bytes.TrimLeft(bytes.TrimPrefix(adm, []byte("\xef\xbb\xbf")), " \t\r\n\f")
 	switch {
 	case len(s) > 0 && s[0] == '{':
+		// A whole JSON object is native only; with bytes after it, or
+		// never closed, a renderer may take it for markup too.
+		if json.Valid(s) {
+			return Native
+		}
 		r |= Native
 	case looksLikeVAST(s):
 		r |= VAST
@@ -138,6 +144,17 @@ func (a *analysis) read(adm []byte, r Reading) {
 	}
 	if r&HTML != 0 {
 		a.readHTML(adm, 0)
+		if cutInTag(adm) {
+			// The exchange pastes adm into its page, whose markup may close
+			// the tag: it is read closed too (a parse error there is the
+			// closing's, not the creative's).
+			closed := append(append([]byte(nil), adm...), "\"'>"...)
+			probe := newAnalysis(a.lim, a.secure)
+			probe.budget = a.budget
+			probe.readHTML(closed, 0)
+			a.found |= probe.result() &^ Unreadable
+			a.insecure = a.insecure || probe.insecure
+		}
 	}
 }
 

@@ -3,6 +3,7 @@ package markup
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 )
 
 // Native markup (OpenRTB Native 1.0-1.2 response) is read with
@@ -11,50 +12,73 @@ import (
 // and event-tracker URLs are loaded without a gesture, link.url, fallback
 // and clicktrackers on a click. JSON that does not parse is Unreadable.
 
-// readNative reads b as native JSON at depth.
+// readNative reads b as native JSON at depth, token by token: what comes
+// before a syntax error is read (for Insecure; Judge finds it Unreadable).
 func (a *analysis) readNative(b []byte, depth int) {
 	if !a.enter(depth) || a.done() {
 		return
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.UseNumber()
-	var v any
-	if err := d.Decode(&v); err != nil {
-		if !a.secure {
-			a.found |= Unreadable
-		}
-		return
+	// One frame per open object or array: name is the key it sits under
+	// (inside an array, the array's); key the object's current key.
+	type frame struct {
+		arr       bool
+		name, key string
+		wantKey   bool
 	}
-	a.nativeValue(v, "", "", false, depth)
-}
-
-// nativeValue walks a native value: key is the key it sits under, parent
-// the key of the object holding it, inArr whether that object is an array
-// element.
-func (a *analysis) nativeValue(v any, key, parent string, inArr bool, depth int) {
-	if a.done() {
-		return
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			a.nativeValue(x, k, key, inArr, depth)
-		}
-	case []any:
-		for _, x := range v {
-			if s, ok := x.(string); ok {
-				a.nativeString(s, key, "", true, depth)
-				continue
+	var stack []frame
+	for !a.done() {
+		t, err := d.Token()
+		if err != nil {
+			if (err != io.EOF || len(stack) > 0) && !a.secure {
+				a.found |= Unreadable
 			}
-			a.nativeValue(x, key, parent, true, depth)
+			return
 		}
-	case string:
-		a.nativeString(v, key, parent, inArr, depth)
+		var top *frame
+		if len(stack) > 0 {
+			top = &stack[len(stack)-1]
+		}
+		switch t := t.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				f := frame{arr: t == '[', wantKey: t == '{'}
+				switch {
+				case top == nil:
+				case top.arr:
+					f.name = top.name
+				default:
+					f.name, top.wantKey = top.key, true
+				}
+				stack = append(stack, f)
+			default:
+				if stack = stack[:len(stack)-1]; len(stack) == 0 {
+					return // what follows the object is not native (HTML reads it)
+				}
+			}
+		case string:
+			switch {
+			case top == nil:
+			case top.arr:
+				a.nativeString(t, top.name, "", depth)
+			case top.wantKey:
+				top.key, top.wantKey = t, false
+			default:
+				a.nativeString(t, top.key, top.name, depth)
+				top.wantKey = true
+			}
+		default:
+			if top != nil && !top.arr {
+				top.wantKey = true
+			}
+		}
 	}
 }
 
 // nativeString reads a string by where it sits.
-func (a *analysis) nativeString(s, key, parent string, inArr bool, depth int) {
+func (a *analysis) nativeString(s, key, parent string, depth int) {
 	switch {
 	case key == "jstracker":
 		a.readHTML([]byte(s), depth+1)

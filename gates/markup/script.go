@@ -394,11 +394,14 @@ var navProps = map[string]bool{
 // holding one.
 func isNavTarget(s *script, e js.IExpr) bool {
 	e = unwrap(e)
-	if isLocation(s, e, 0) {
-		return true
-	}
 	switch e := e.(type) {
+	case *js.Var:
+		// Assigning a binding rebinds it: only the global location navigates.
+		return s.globalName(e) == "location"
 	case *js.DotExpr, *js.IndexExpr:
+		if isLocation(s, e, 0) {
+			return true
+		}
 		x, name, ok := member(s, e)
 		return ok && navProps[name] && isLocation(s, x, 0)
 	case *js.ArrayExpr:

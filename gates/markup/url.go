@@ -15,15 +15,18 @@ import (
 // hides a scheme.
 func hasScheme(u, scheme string) bool {
 	for i := 0; i <= maxEscapeLayers; i++ {
-		p := urlPrefix(u, len(scheme))
-		if len(p) >= len(scheme) && strings.EqualFold(p[:len(scheme)], scheme) {
+		if schemeIs(u, scheme) {
 			return true
 		}
-		d := html.UnescapeString(percentDecode(u))
-		if d == u {
+		// Escapes after the first ':' cannot change the scheme.
+		head := u
+		if c := strings.IndexByte(u, ':'); c >= 0 {
+			head = u[:c]
+		}
+		if strings.IndexByte(head, '&') < 0 && strings.IndexByte(head, '%') < 0 {
 			return false
 		}
-		u = d
+		u = html.UnescapeString(percentDecode(u))
 	}
 	return false
 }
@@ -32,16 +35,29 @@ func hasScheme(u, scheme string) bool {
 // percent-encoding are undone in a URL's scheme.
 const maxEscapeLayers = 4
 
-// urlPrefix returns the first n bytes of u as the URL parser sees them.
-func urlPrefix(u string, n int) string {
-	u = strings.TrimLeft(u, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
-	var b strings.Builder
-	for i := 0; i < len(u) && b.Len() < n; i++ {
-		if c := u[i]; c != '\t' && c != '\n' && c != '\r' {
-			b.WriteByte(c)
-		}
+// schemeIs compares u's scheme as the URL parser reads it (leading C0
+// controls and spaces skipped, tab, CR and LF ignored) with scheme, without
+// case. It allocates nothing.
+func schemeIs(u, scheme string) bool {
+	i := 0
+	for i < len(u) && u[i] <= ' ' {
+		i++
 	}
-	return b.String()
+	k := 0
+	for ; i < len(u) && k < len(scheme); i++ {
+		c := u[i]
+		if c == '\t' || c == '\n' || c == '\r' {
+			continue
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != scheme[k] {
+			return false
+		}
+		k++
+	}
+	return k == len(scheme)
 }
 
 // cleanURL is u as the URL parser keeps it: surrounding C0 controls and

@@ -3,9 +3,10 @@ package markup
 import (
 	"bytes"
 	"encoding/xml"
-	"errors"
 	"io"
 	"strings"
+
+	"golang.org/x/net/html"
 )
 
 // VAST is read with encoding/xml, as a player's XML parser reads it: the
@@ -68,8 +69,6 @@ var vastElements = map[string]vastElement{
 // alone (the user leaves the ad).
 func vastClickThrough(name string) bool { return strings.HasSuffix(name, "clickthrough") }
 
-var errVASTUnreadable = errors.New("vast: doctype internal subset or entity declaration")
-
 // readVAST reads b as VAST at depth.
 func (a *analysis) readVAST(b []byte, depth int) {
 	if !a.enter(depth) || a.done() {
@@ -98,8 +97,9 @@ func (a *analysis) readVAST(b []byte, depth int) {
 		if err != nil {
 			if !a.secure {
 				a.found |= Unreadable
+				return
 			}
-			closeText()
+			a.readVASTTolerant(b, depth)
 			return
 		}
 		switch t := t.(type) {
@@ -154,4 +154,35 @@ func (a *analysis) vastText(name, text string, depth int) {
 			a.readScript(code, ctxGesture, true, depth+1)
 		}
 	}
+}
+
+// readVASTTolerant reads VAST that is not well-formed for Insecure, the way
+// an HTML parser splits it: the text of a VAST element is its text and the
+// CDATA sections (comments to an HTML parser) inside it.
+func (a *analysis) readVASTTolerant(b []byte, depth int) {
+	doc, err := html.Parse(bytes.NewReader(b))
+	if err != nil {
+		return
+	}
+	var walk func(n *html.Node)
+	walk = func(n *html.Node) {
+		for ; n != nil && !a.insecure; n = n.NextSibling {
+			if n.Type == html.ElementNode {
+				if _, ok := vastElements[n.Data]; ok {
+					var t strings.Builder
+					for c := n.FirstChild; c != nil; c = c.NextSibling {
+						switch {
+						case c.Type == html.TextNode:
+							t.WriteString(c.Data)
+						case c.Type == html.CommentNode && strings.HasPrefix(c.Data, "[CDATA["):
+							t.WriteString(strings.TrimSuffix(strings.TrimPrefix(c.Data, "[CDATA["), "]]"))
+						}
+					}
+					a.vastText(n.Data, t.String(), depth)
+				}
+			}
+			walk(n.FirstChild)
+		}
+	}
+	walk(doc)
 }
