@@ -359,4 +359,6 @@ func BenchmarkSecureMarkupCreatives(b *testing.B) {
 }
 
 // insecureAdm reads adm as the gate does when the media type is unknown.
-func insecureAdm(adm []byte) bool { return markup.Insecure(adm, markup.Sniff(adm), markup.DefaultLimits) }
+func insecureAdm(adm []byte) bool {
+	return markup.Insecure(adm, markup.Sniff(adm), markup.DefaultLimits)
+}
