@@ -233,6 +233,23 @@ func TestMarkupSafetyOrderAndOptions(t *testing.T) {
 	configError(t, "markupSafety", `{extraPatterns: ["ok", ""]}`, "extraPatterns[1] is empty")
 	configError(t, "markupSafety", `{extraPatterns: ["a(b"]}`, "extraPatterns[0]: error parsing regexp")
 	configError(t, "markupSafety", `{maxAdm: 5}`, `unknown option "maxAdm"`)
+	configError(t, "markupSafety", `{maxDepth: 0}`, "maxDepth must be in 1..64, got 0")
+	configError(t, "markupSafety", `{maxDepth: 65, maxDecodedBytes: -1}`, "maxDecodedBytes must be > 0, got -1")
+
+	// The nesting limit is an option: 3 srcdoc levels pass at maxDepth 3
+	// (the document itself is level 0), 4 are unreadable.
+	nest := func(n int) string {
+		s := `<p>x</p>`
+		for i := 0; i < n; i++ {
+			s = `<iframe srcdoc="` + strings.NewReplacer("&", "&amp;", `"`, "&quot;", "<", "&lt;", ">", "&gt;").Replace(s) + `"></iframe>`
+		}
+		return s
+	}
+	shallow := mustGate(t, "markupSafety", `{maxDepth: 3}`).(*markupSafety)
+	require.False(t, shallow.CheckBid(nil, &engine.Bid{Bid: bidWithAdm(nest(3))}).Failed())
+	require.Equal(t, "unsafe markup: unreadable", shallow.CheckBid(nil, &engine.Bid{Bid: bidWithAdm(nest(4))}).Reason)
+	require.False(t, d.CheckBid(nil, &engine.Bid{Bid: bidWithAdm(nest(8))}).Failed())
+	require.Equal(t, "unsafe markup: unreadable", d.CheckBid(nil, &engine.Bid{Bid: bidWithAdm(nest(9))}).Reason)
 }
 
 func TestMarkupSafetyBadUTF8FromTheDecoder(t *testing.T) {

@@ -20,6 +20,18 @@ func (a *analysis) readHTML(b []byte, depth int) {
 		return
 	}
 	a.walkHTML(doc, depth)
+	if cutInTag(b) {
+		// The exchange pastes adm into its page, and document.write into
+		// the document, whose markup may close the tag: it is read closed
+		// too (a parse error there is the closing's, not the creative's).
+		closed := append(append([]byte(nil), b...), "\"'>"...)
+		probe := newAnalysis(a.lim, a.judge, a.secure)
+		probe.budget, probe.observe = a.budget, a.observe
+		probe.funcs, probe.refs = a.sharedFuncs()
+		probe.readHTML(closed, depth)
+		a.found |= probe.found &^ Unreadable
+		a.insecure = a.insecure || probe.insecure
+	}
 }
 
 func (a *analysis) walkHTML(n *html.Node, depth int) {
@@ -44,13 +56,15 @@ func (a *analysis) element(n *html.Node, depth int) {
 		// Raw text to a browser that runs script, markup to one that does
 		// not: read as markup too.
 		a.readHTML(childText(n), depth+1)
-	case name == "meta" && !a.secure && strings.EqualFold(strings.Trim(attr(n, "http-equiv"), htmlSpace), "refresh"):
+	case name == "meta" && a.judge && strings.EqualFold(strings.Trim(attr(n, "http-equiv"), htmlSpace), "refresh"):
 		a.found |= ForcedRedirect
 	}
 	for _, at := range n.Attr {
 		key := strings.ToLower(at.Key)
 		if a.secure {
 			a.secureAttr(n, name, key, at, depth)
+		}
+		if !a.judge {
 			continue
 		}
 		switch {

@@ -90,18 +90,27 @@ const (
 // Safe for concurrent use; it allocates (the parsers build trees), roughly
 // in proportion to the creative's size.
 func Judge(adm []byte, r Reading, lim Limits) Finding {
-	a := newAnalysis(lim, false)
-	a.read(adm, r)
-	return a.result()
+	f, _ := read(adm, r, lim, true, false)
+	return f
 }
 
 // Insecure reports whether a creative read under r makes the browser or
 // player load a resource over plain http. Malformed markup is read as far
 // as it goes, never judged for being malformed.
 func Insecure(adm []byte, r Reading, lim Limits) bool {
-	a := newAnalysis(lim, true)
+	_, insecure := read(adm, r, lim, false, true)
+	return insecure
+}
+
+// Read is Judge and Insecure in one reading: the markup is parsed once.
+func Read(adm []byte, r Reading, lim Limits) (f Finding, insecure bool) {
+	return read(adm, r, lim, true, true)
+}
+
+func read(adm []byte, r Reading, lim Limits, judge, secure bool) (Finding, bool) {
+	a := newAnalysis(lim, judge, secure)
 	a.read(adm, r)
-	return a.insecure
+	return a.result(), a.insecure
 }
 
 // InsecureURL reports whether a URL, character references and
@@ -112,7 +121,8 @@ func InsecureURL(u string) bool { return hasScheme(u, "http:") }
 // analysis is the state of one reading of a creative.
 type analysis struct {
 	lim    Limits
-	secure bool // reading for Insecure, not Judge
+	judge  bool // reading for Judge
+	secure bool // reading for Insecure
 
 	found    Finding
 	insecure bool
@@ -122,17 +132,21 @@ type analysis struct {
 	// name, and how each name is referenced (refForced, refGesture).
 	funcs map[string]*jsFunc
 	refs  map[string]uint8
+
+	// observe, when set (by tests), sees every script read: its source
+	// and whether it is inline (a handler or javascript: URL body).
+	observe func(src []byte, inline bool)
 }
 
-func newAnalysis(lim Limits, secure bool) *analysis {
+func newAnalysis(lim Limits, judge, secure bool) *analysis {
 	b := lim.MaxDecodedBytes
-	return &analysis{lim: lim, secure: secure, budget: &b}
+	return &analysis{lim: lim, judge: judge, secure: secure, budget: &b}
 }
 
 // sub is a fresh analysis for a separate browsing context (a javascript: or
 // data: frame) sharing the limits and the decoded-bytes budget.
 func (a *analysis) sub() *analysis {
-	return &analysis{lim: a.lim, secure: a.secure, budget: a.budget}
+	return &analysis{lim: a.lim, judge: a.judge, secure: a.secure, budget: a.budget, observe: a.observe}
 }
 
 func (a *analysis) read(adm []byte, r Reading) {
@@ -144,18 +158,16 @@ func (a *analysis) read(adm []byte, r Reading) {
 	}
 	if r&HTML != 0 {
 		a.readHTML(adm, 0)
-		if cutInTag(adm) {
-			// The exchange pastes adm into its page, whose markup may close
-			// the tag: it is read closed too (a parse error there is the
-			// closing's, not the creative's).
-			closed := append(append([]byte(nil), adm...), "\"'>"...)
-			probe := newAnalysis(a.lim, a.secure)
-			probe.budget = a.budget
-			probe.readHTML(closed, 0)
-			a.found |= probe.result() &^ Unreadable
-			a.insecure = a.insecure || probe.insecure
-		}
 	}
+}
+
+// sharedFuncs makes a's function table, for an analysis reading more of
+// the same document to share.
+func (a *analysis) sharedFuncs() (map[string]*jsFunc, map[string]uint8) {
+	if a.funcs == nil {
+		a.funcs, a.refs = map[string]*jsFunc{}, map[string]uint8{}
+	}
+	return a.funcs, a.refs
 }
 
 // spend takes n decoded bytes from the budget; false (and Unreadable) when
@@ -188,8 +200,5 @@ func (a *analysis) result() Finding {
 
 // done reports whether reading further cannot change the verdict.
 func (a *analysis) done() bool {
-	if a.secure {
-		return a.insecure
-	}
-	return a.found&(Unreadable|ForcedRedirect) != 0
+	return (!a.judge || a.found&(Unreadable|ForcedRedirect) != 0) && (!a.secure || a.insecure)
 }

@@ -31,7 +31,7 @@ func (a *analysis) readNative(b []byte, depth int) {
 	for !a.done() {
 		t, err := d.Token()
 		if err != nil {
-			if (err != io.EOF || len(stack) > 0) && !a.secure {
+			if err != io.EOF || len(stack) > 0 {
 				a.found |= Unreadable
 			}
 			return
@@ -102,10 +102,10 @@ const (
 
 // nativeURL checks a URL the renderer loads or opens.
 func (a *analysis) nativeURL(u string, role, depth int) {
-	if a.secure {
-		if role != nativeClickThrough && InsecureURL(u) {
-			a.insecure = true
-		}
+	if a.secure && role != nativeClickThrough && InsecureURL(u) {
+		a.insecure = true
+	}
+	if !a.judge {
 		return
 	}
 	code, ok := javascriptURL(u)

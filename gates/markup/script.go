@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"unsafe"
 
 	"github.com/tdewolff/parse/v2"
 	"github.com/tdewolff/parse/v2/js"
@@ -65,11 +66,12 @@ func (a *analysis) readScript(src []byte, c jsCtx, inline bool, depth int) {
 	if !a.enter(depth) || a.done() || len(bytes.TrimSpace(src)) == 0 {
 		return
 	}
+	if a.observe != nil {
+		a.observe(src, inline)
+	}
 	ast, err := parseJS(src, inline)
 	if err != nil {
-		if !a.secure {
-			a.found |= Unreadable
-		}
+		a.found |= Unreadable
 		return
 	}
 	s := newScript(a, ast, inline, depth)
@@ -266,10 +268,12 @@ func (a *analysis) forcedFunctionNavigates() bool {
 	return false
 }
 
-// identName is an identifier with its \u escapes undone.
+// identName is an identifier with its \u escapes undone. Without escapes
+// it views b without copying: the parsed script's buffer is never written
+// and outlives the analysis that holds the name.
 func identName(b []byte) string {
 	if bytes.IndexByte(b, '\\') < 0 {
-		return string(b)
+		return unsafe.String(unsafe.SliceData(b), len(b))
 	}
 	return unescapeJS(string(b))
 }

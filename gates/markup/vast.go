@@ -88,18 +88,17 @@ func (a *analysis) readVAST(b []byte, depth int) {
 	for !a.done() {
 		t, err := d.Token()
 		if err == io.EOF {
-			if len(stack) > 0 && !a.secure {
+			if len(stack) > 0 {
 				a.found |= Unreadable // cut off
 			}
 			closeText()
 			return
 		}
 		if err != nil {
-			if !a.secure {
-				a.found |= Unreadable
-				return
+			a.found |= Unreadable
+			if a.secure {
+				a.readVASTTolerant(b, depth)
 			}
-			a.readVASTTolerant(b, depth)
 			return
 		}
 		switch t := t.(type) {
@@ -129,20 +128,17 @@ func (a *analysis) readVAST(b []byte, depth int) {
 func (a *analysis) vastText(name, text string, depth int) {
 	kind := vastElements[name]
 	u := strings.TrimSpace(text)
-	if a.secure {
-		switch {
-		case kind == vastHTML:
-			a.readHTML([]byte(text), depth+1)
-		case kind == vastLoaded || kind == vastFrame || kind == vastClick && !vastClickThrough(name):
-			if InsecureURL(u) {
-				a.insecure = true
-			}
-		}
+	if kind == vastHTML {
+		a.readHTML([]byte(text), depth+1)
+		return
+	}
+	if a.secure && (kind == vastLoaded || kind == vastFrame || kind == vastClick && !vastClickThrough(name)) && InsecureURL(u) {
+		a.insecure = true
+	}
+	if !a.judge {
 		return
 	}
 	switch kind {
-	case vastHTML:
-		a.readHTML([]byte(text), depth+1)
 	case vastLoaded, vastFrame:
 		if code, ok := javascriptURL(u); ok {
 			a.readFrameScript(code, depth+1)

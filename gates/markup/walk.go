@@ -421,7 +421,7 @@ func (w *walker) sinkValue(kind int, e js.IExpr) {
 		return // a function: read where it is walked
 	}
 	v, exact, dec := s.evaluate(e)
-	if !exact && dec && !a.secure {
+	if !exact && dec {
 		a.found |= DecodeAndRun
 	}
 	if v == "" || v == placeholder {
@@ -432,9 +432,9 @@ func (w *walker) sinkValue(kind int, e js.IExpr) {
 	}
 	if !exact {
 		// Read the known parts; a parse error here is the placeholder's.
-		probe := newAnalysis(a.lim, a.secure)
-		probe.budget = a.budget
-		probe.funcs, probe.refs = a.funcs, a.refs
+		probe := newAnalysis(a.lim, a.judge, a.secure)
+		probe.budget, probe.observe = a.budget, a.observe
+		probe.funcs, probe.refs = a.sharedFuncs()
 		w.read(probe, kind, v)
 		a.found |= probe.found &^ Unreadable
 		a.insecure = a.insecure || probe.insecure
@@ -478,9 +478,7 @@ func (a *analysis) readScriptIn(src []byte, c jsCtx, depth int) {
 	}
 	ast, err := parseJS(src, false)
 	if err != nil {
-		if !a.secure {
-			a.found |= Unreadable
-		}
+		a.found |= Unreadable
 		return
 	}
 	s := newScript(a, ast, c.kind != kForced, depth)
