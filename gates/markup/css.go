@@ -39,7 +39,9 @@ func cssURLs(src []byte) []string {
 				out = append(out, strings.TrimSpace(raw.String()))
 			}
 			return out
-		case css.URLToken:
+		case css.URLToken, css.BadURLToken:
+			// A bad url() loads nothing; it is read anyway, as one spelling
+			// away from loading.
 			out = append(out, urlTokenValue(data))
 		case css.FunctionToken:
 			name := strings.ToLower(cssUnescape(string(data[:len(data)-1])))

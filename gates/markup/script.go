@@ -63,7 +63,7 @@ func eventContext(ev string) jsCtx {
 // readScript parses src (a handler or javascript: URL body when inline: a
 // function body whose declarations are local) and reads it in context c.
 func (a *analysis) readScript(src []byte, c jsCtx, inline bool, depth int) {
-	if !a.enter(depth) || a.done() || len(bytes.TrimSpace(src)) == 0 {
+	if !a.enter(depth) || a.done() || len(bytes.TrimSpace(src)) == 0 || !a.judge && !mayWriteMarkup(src) {
 		return
 	}
 	if a.observe != nil {
@@ -76,6 +76,14 @@ func (a *analysis) readScript(src []byte, c jsCtx, inline bool, depth int) {
 	}
 	s := newScript(a, ast, inline, depth)
 	s.run(c)
+}
+
+// mayWriteMarkup reports script that may hand markup to the document
+// (document.write, innerHTML and kin, srcdoc, escaped names): the only
+// script Insecure alone needs to read.
+func mayWriteMarkup(src []byte) bool {
+	return bytes.Contains(src, []byte("write")) || bytes.Contains(src, []byte("HTML")) ||
+		bytes.Contains(src, []byte("srcdoc")) || bytes.IndexByte(src, '\\') >= 0
 }
 
 // macro matches the ad-server macros a creative carries until the exchange

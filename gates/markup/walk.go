@@ -42,7 +42,7 @@ func (w *walker) Enter(n js.INode) js.IVisitor {
 		w.call(n.X, n.Args.List)
 		return nil
 	case *js.NewExpr:
-		if n.Args != nil && w.isFunctionCtor(n.X) {
+		if n.Args != nil && w.isFunctionCtor(w.describe(n.X)) {
 			w.sink(sinkFunction, n.Args.List)
 		}
 	case *js.TemplateExpr:
@@ -144,61 +144,94 @@ const (
 	sinkHTML     // document.write, innerHTML, insertAdjacentHTML (second argument)
 )
 
-// call reads a call of callee with args.
-func (w *walker) call(callee js.IExpr, args []js.Arg) {
-	s := w.s
-	callee0 := callee
-	callee = unwrap(callee)
-	w.walk(callee0)
+// callee describes what a call calls, computed once per call: the
+// unwrapped expression; for a member, its object and constant name; and
+// the global name it reaches (a global binding, or a member of the window).
+type callee struct {
+	e        js.IExpr
+	x        js.IExpr
+	m        string
+	isMember bool
+	global   string
+}
 
-	// f.call(this, ...) and f.apply(this, [...]) call f.
-	if x, m, ok := member(s, callee); ok && (m == "call" || m == "apply") {
-		inner := x
-		var innerArgs []js.Arg
-		if len(args) > 1 {
-			if m == "call" {
-				innerArgs = args[1:]
-			} else if arr, ok := unwrap(args[1].Value).(*js.ArrayExpr); ok {
-				for _, el := range arr.List {
-					innerArgs = append(innerArgs, js.Arg{Value: el.Value, Rest: el.Spread})
-				}
+func (w *walker) describe(e js.IExpr) callee {
+	c := callee{e: unwrap(e)}
+	switch v := c.e.(type) {
+	case *js.Var:
+		c.global = w.s.globalName(v)
+		if w.withDoc && (c.global == "write" || c.global == "writeln") {
+			c.x = v // document's, through with
+		}
+	case *js.DotExpr, *js.IndexExpr:
+		c.x, c.m, c.isMember = member(w.s, c.e)
+		if c.isMember && isWindow(w.s, c.x, 0) {
+			c.global = c.m
+		}
+	}
+	return c
+}
+
+// call reads a call of e with args.
+func (w *walker) call(e js.IExpr, args []js.Arg) {
+	w.walk(e)
+	c := w.describe(e)
+	switch {
+	case c.isMember && c.m == "apply" && isGlobalVar(w.s, c.x, "Reflect"):
+		// Reflect.apply(f, this, [...]) calls f.
+		var inner []js.Arg
+		if len(args) >= 3 {
+			inner = arrayArgs(args[2].Value)
+		}
+		if len(args) >= 1 {
+			if f := w.describe(args[0].Value); w.navCall(f, inner) || w.sinkCall(f, inner) {
+				w.walkArgs(args)
+				return
 			}
 		}
-		if w.navCall(unwrap(inner), innerArgs) || w.sinkCall(unwrap(inner), innerArgs) {
+	case c.isMember && (c.m == "call" || c.m == "apply"):
+		// f.call(this, ...) and f.apply(this, [...]) call f.
+		var inner []js.Arg
+		if len(args) > 1 {
+			if c.m == "call" {
+				inner = args[1:]
+			} else {
+				inner = arrayArgs(args[1].Value)
+			}
+		}
+		if f := w.describe(c.x); w.navCall(f, inner) || w.sinkCall(f, inner) {
 			w.walkArgs(args)
 			return
 		}
 	}
-	if _, ok := isGlobalName(s, callee, "Reflect"); !ok {
-		if x, m, ok := member(s, callee); ok {
-			if _, isR := isGlobalName(s, x, "Reflect"); isR && m == "apply" && len(args) >= 1 {
-				var innerArgs []js.Arg
-				if len(args) >= 3 {
-					if arr, ok := unwrap(args[2].Value).(*js.ArrayExpr); ok {
-						for _, el := range arr.List {
-							innerArgs = append(innerArgs, js.Arg{Value: el.Value})
-						}
-					}
-				}
-				if w.navCall(unwrap(args[0].Value), innerArgs) || w.sinkCall(unwrap(args[0].Value), innerArgs) {
-					w.walkArgs(args)
-					return
-				}
-			}
-		}
-	}
-	if w.navCall(callee, args) {
+	if w.navCall(c, args) || w.sinkCall(c, args) {
 		w.walkArgs(args)
 		return
 	}
-	if w.sinkCall(callee, args) {
-		w.walkArgs(args)
-		return
-	}
-	if w.listener(callee, args) {
+	if w.listener(c, args) {
 		return
 	}
 	w.walkArgs(args)
+}
+
+// arrayArgs are the elements of an array literal as arguments (apply's).
+func arrayArgs(e js.IExpr) []js.Arg {
+	arr, ok := unwrap(e).(*js.ArrayExpr)
+	if !ok {
+		return nil
+	}
+	out := make([]js.Arg, 0, len(arr.List))
+	for _, el := range arr.List {
+		out = append(out, js.Arg{Value: el.Value, Rest: el.Spread})
+	}
+	return out
+}
+
+// isGlobalVar reports e as the global binding name (Reflect, Object,
+// String), also as a member of the window.
+func isGlobalVar(s *script, e js.IExpr, name string) bool {
+	n, ok := isGlobalName(s, e, name)
+	return ok && n == name
 }
 
 func (w *walker) walkArgs(args []js.Arg) {
@@ -210,20 +243,14 @@ func (w *walker) walkArgs(args []js.Arg) {
 // navCall reports (and notes) a call that navigates: location.assign and
 // replace, window.open to the top or parent, Reflect.set and Object.assign
 // on the location.
-func (w *walker) navCall(callee js.IExpr, args []js.Arg) bool {
+func (w *walker) navCall(c callee, args []js.Arg) bool {
 	s := w.s
-	x, m, ok := member(s, callee)
-	if ok && (m == "assign" || m == "replace") && isLocation(s, x, 0) {
+	switch {
+	case c.isMember && (c.m == "assign" || c.m == "replace") && isLocation(s, c.x, 0),
+		w.withLoc && (c.global == "assign" || c.global == "replace"):
 		w.nav()
 		return true
-	}
-	if w.withLoc {
-		if v, isVar := callee.(*js.Var); isVar && (s.globalName(v) == "assign" || s.globalName(v) == "replace") {
-			w.nav()
-			return true
-		}
-	}
-	if _, isOpen := isGlobalName(s, callee, "open"); isOpen && len(args) >= 2 {
+	case c.global == "open" && len(args) >= 2:
 		if t, exact := s.constant(args[1].Value); exact {
 			switch strings.ToLower(strings.TrimSpace(t)) {
 			case "_top", "_parent", "_self":
@@ -231,18 +258,13 @@ func (w *walker) navCall(callee js.IExpr, args []js.Arg) bool {
 				return true
 			}
 		}
-	}
-	if !ok {
-		return false
-	}
-	if _, isR := isGlobalName(s, x, "Reflect"); isR && m == "set" && len(args) >= 2 {
+	case c.isMember && c.m == "set" && len(args) >= 2 && isGlobalVar(s, c.x, "Reflect"):
 		k, exact := s.constant(args[1].Value)
 		if isLocation(s, args[0].Value, 0) && (!exact || navProps[k]) || isWindow(s, args[0].Value, 0) && (!exact || k == "location") {
 			w.nav()
 			return true
 		}
-	}
-	if _, isO := isGlobalName(s, x, "Object"); isO && (m == "assign" || m == "defineProperty" || m == "defineProperties") && len(args) >= 2 {
+	case c.isMember && (c.m == "assign" || c.m == "defineProperty" || c.m == "defineProperties") && len(args) >= 2 && isGlobalVar(s, c.x, "Object"):
 		switch {
 		case isLocation(s, args[0].Value, 0):
 			w.nav()
@@ -287,51 +309,37 @@ func setsLocation(s *script, e js.IExpr) bool {
 }
 
 // sinkCall reports (and reads) a call that runs code or markup.
-func (w *walker) sinkCall(callee js.IExpr, args []js.Arg) bool {
-	s := w.s
+func (w *walker) sinkCall(c callee, args []js.Arg) bool {
 	switch {
-	case w.isEval(callee):
+	case c.global == "eval" || c.global == "execScript":
 		w.sink(sinkScript, args)
-	case w.isFunctionCtor(callee):
+	case w.isFunctionCtor(c):
 		w.sink(sinkFunction, args)
-	case w.isTimer(callee):
+	case c.global == "setTimeout" || c.global == "setInterval" || c.global == "setImmediate":
 		w.sink(sinkTimer, args)
-	case w.isWrite(callee):
+	case w.isWrite(c):
 		w.sink(sinkHTML, args)
+	case c.isMember && c.m == "insertAdjacentHTML" && len(args) >= 2:
+		w.sinkValue(sinkHTML, args[1].Value)
+	case c.isMember && (c.m == "setHTMLUnsafe" || c.m == "createContextualFragment") && len(args) >= 1:
+		w.sinkValue(sinkHTML, args[0].Value)
 	default:
-		x, m, ok := member(s, callee)
-		if ok && (m == "insertAdjacentHTML") && len(args) >= 2 {
-			w.sinkValue(sinkHTML, args[1].Value)
-			return true
-		}
-		if ok && (m == "setHTMLUnsafe" || m == "createContextualFragment") && len(args) >= 1 {
-			w.sinkValue(sinkHTML, args[0].Value)
-			return true
-		}
-		_ = x
 		return false
 	}
 	return true
 }
 
-func (w *walker) isEval(e js.IExpr) bool {
-	_, ok := isGlobalName(w.s, e, "eval", "execScript")
-	return ok
-}
-
 // isFunctionCtor reports Function under any name: the global, or the
 // constructor of a function (`(function(){}).constructor`,
 // `x.constructor.constructor`).
-func (w *walker) isFunctionCtor(e js.IExpr) bool {
-	e = unwrap(e)
-	if _, ok := isGlobalName(w.s, e, "Function"); ok {
+func (w *walker) isFunctionCtor(c callee) bool {
+	if c.global == "Function" {
 		return true
 	}
-	x, m, ok := member(w.s, e)
-	if !ok || m != "constructor" {
+	if !c.isMember || c.m != "constructor" {
 		return false
 	}
-	switch x := unwrap(x).(type) {
+	switch x := unwrap(c.x).(type) {
 	case *js.FuncDecl, *js.ArrowFunc:
 		return true
 	case *js.DotExpr, *js.IndexExpr:
@@ -341,25 +349,13 @@ func (w *walker) isFunctionCtor(e js.IExpr) bool {
 	return false
 }
 
-func (w *walker) isTimer(e js.IExpr) bool {
-	_, ok := isGlobalName(w.s, e, "setTimeout", "setInterval", "setImmediate")
-	return ok
-}
-
 // isWrite reports document.write and writeln, through document.open()'s
 // result and inside with(document).
-func (w *walker) isWrite(e js.IExpr) bool {
-	s := w.s
-	e = unwrap(e)
-	if v, ok := e.(*js.Var); ok && w.withDoc {
-		n := s.globalName(v)
-		return n == "write" || n == "writeln"
+func (w *walker) isWrite(c callee) bool {
+	if _, isVar := c.e.(*js.Var); isVar {
+		return c.x != nil // write inside with(document)
 	}
-	x, m, ok := member(s, e)
-	if !ok || (m != "write" && m != "writeln") {
-		return false
-	}
-	return isDocument(s, x)
+	return c.isMember && (c.m == "write" || c.m == "writeln") && isDocument(w.s, c.x)
 }
 
 // isDocument reports the document (or the window, whose document is meant)
@@ -376,20 +372,22 @@ func isDocument(s *script, e js.IExpr) bool {
 	return false
 }
 
-// tagged reads a tagged template: eval`...`, Function`...` run its text.
+// tagged reads a tagged template: Function`...`, a timer or
+// document.write run its text (eval of the strings array returns it).
 func (w *walker) tagged(n *js.TemplateExpr) {
+	c := w.describe(n.Tag)
+	k := sinkNone
 	switch {
-	case w.isEval(n.Tag):
-		// eval of an array returns it: nothing runs.
-	case w.isFunctionCtor(n.Tag), w.isTimer(n.Tag), w.isWrite(n.Tag):
-		k := sinkFunction
-		if w.isWrite(n.Tag) {
-			k = sinkHTML
-		}
-		t := *n
-		t.Tag = nil
-		w.sinkValue(k, &t)
+	case w.isFunctionCtor(c), c.global == "setTimeout" || c.global == "setInterval" || c.global == "setImmediate":
+		k = sinkFunction
+	case w.isWrite(c):
+		k = sinkHTML
+	default:
+		return
 	}
+	t := *n
+	t.Tag = nil
+	w.sinkValue(k, &t)
 }
 
 // sink reads the argument of a call that runs it.
@@ -473,7 +471,7 @@ func (w *walker) read(a *analysis, kind int, v string) {
 
 // readScriptIn reads eval'd code in the context of its caller.
 func (a *analysis) readScriptIn(src []byte, c jsCtx, depth int) {
-	if !a.enter(depth) || a.done() {
+	if !a.enter(depth) || a.done() || !a.judge && !mayWriteMarkup(src) {
 		return
 	}
 	ast, err := parseJS(src, false)
@@ -487,30 +485,28 @@ func (a *analysis) readScriptIn(src []byte, c jsCtx, depth int) {
 
 // listener reads a handler registration: addEventListener, jQuery's on
 // and its shorthands, attachEvent. The handler runs in its event's context.
-func (w *walker) listener(callee js.IExpr, args []js.Arg) bool {
-	s := w.s
-	_, m, ok := member(s, callee)
-	if !ok || len(args) == 0 {
+func (w *walker) listener(c callee, args []js.Arg) bool {
+	if !c.isMember || len(args) == 0 {
 		return false
 	}
-	var c jsCtx
+	var ctx jsCtx
 	handlers := args
-	switch m {
+	switch c.m {
 	case "addEventListener", "on", "one", "bind", "live", "attachEvent", "removeEventListener":
-		ev, exact := s.constant(args[0].Value)
+		ev, exact := w.s.constant(args[0].Value)
 		if !exact {
 			return false
 		}
-		c = eventsContext(lowerEvents(ev, m == "attachEvent"))
+		ctx = eventsContext(lowerEvents(ev, c.m == "attachEvent"))
 		w.walk(args[0].Value)
 		handlers = args[1:]
 	default:
-		if !gestureEvents[strings.ToLower(m)] {
+		if !gestureEvents[strings.ToLower(c.m)] {
 			return false
 		}
-		c = ctxGesture
+		ctx = ctxGesture
 	}
-	hw := w.in(c)
+	hw := w.in(ctx)
 	for _, a := range handlers {
 		hw.walk(a.Value)
 	}
