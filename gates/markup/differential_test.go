@@ -123,3 +123,54 @@ func (g globalVars) Enter(n js.INode) js.IVisitor {
 }
 
 func (globalVars) Exit(js.INode) {}
+
+// observed lists the scripts a reading of doc reads, by tree or by tokens.
+func observed(doc []byte, tree bool) []string {
+	var got []string
+	a := newAnalysis(DefaultLimits, true, false)
+	a.observe = func(src []byte, _ bool) { got = append(got, string(src)) }
+	if tree {
+		a.readTree(doc, 0)
+	} else {
+		a.readTokens(doc, 0)
+	}
+	sort.Strings(got)
+	return got
+}
+
+// tokensCoverTree checks that the token reading reads every script the
+// tree reading does (it may read more: elements the tree drops).
+func tokensCoverTree(t *testing.T, doc []byte) {
+	t.Helper()
+	tokens := map[string]int{}
+	for _, s := range observed(doc, false) {
+		tokens[s]++
+	}
+	for _, s := range observed(doc, true) {
+		if tokens[s] == 0 {
+			t.Fatalf("tree reads %q, tokens do not, in %q", s, doc)
+		}
+		tokens[s]--
+	}
+}
+
+// TestTokensAgainstTree checks the tokenizer path on markup without
+// foreign content or noscript against tree construction.
+func TestTokensAgainstTree(t *testing.T) {
+	for _, doc := range []string{
+		`<table><tr><script>a()</script><td onclick="b()">x</td></tr><b onload="c()"></table>`,
+		`<script><!--<script></script>d()</script><p onclick="e()">`,
+		`<textarea><script>never()</script></textarea><xmp><img onerror=never()></xmp><p onfocus="f()">`,
+		`<select><option><script>g()</script><img onerror="h()"></select>`,
+		`<frameset onload="i()"><frame src="javascript:j()"></frameset><script>k()</script>`,
+		`<html onload="l()"><body onload="m()"><body onclick="n()"><template><script>o()</script></template>`,
+		`<![CDATA[<script>p()</script>]]><!-- <script>never()</script> --><script type="text/plain">never()</script>`,
+		`<iframe><script>never()</script></iframe><noembed><img onerror=never()></noembed><plaintext><script>never()`,
+	} {
+		require.False(t, needsTree([]byte(doc)), doc)
+		tokensCoverTree(t, []byte(doc))
+		require.NotContains(t, strings.Join(observed([]byte(doc), false), ";"), "never", doc)
+	}
+	require.True(t, needsTree([]byte(`<p><SVG>`)))
+	require.True(t, needsTree([]byte(`<NoScript>`)))
+}

@@ -52,6 +52,9 @@ func FuzzHTML(f *testing.F) {
 			return
 		}
 		b := []byte(s)
+		if !needsTree(b) {
+			tokensCoverTree(t, b)
+		}
 		got, insecure := Read(b, HTML, DefaultLimits)
 		if g2, i2 := Read(b, HTML, DefaultLimits); g2 != got || i2 != insecure {
 			t.Fatalf("not deterministic: %q", s)

@@ -9,17 +9,17 @@ import (
 
 // readHTML reads b as an HTML document at nesting depth, the way a browser
 // with scripting enabled builds it (WHATWG tree construction: raw text,
-// script data, foreign content, breakout elements).
+// script data, foreign content, breakout elements). Markup without foreign
+// content or noscript is read from the tokenizer alone (readTokens).
 func (a *analysis) readHTML(b []byte, depth int) {
 	if !a.enter(depth) || a.done() {
 		return
 	}
-	doc, err := html.ParseWithOptions(bytes.NewReader(b), html.ParseOptionEnableScripting(true))
-	if err != nil { // the open-element stack limit
-		a.found |= Unreadable
-		return
+	if needsTree(b) {
+		a.readTree(b, depth)
+	} else {
+		a.readTokens(b, depth)
 	}
-	a.walkHTML(doc, depth)
 	if cutInTag(b) {
 		// The exchange pastes adm into its page, and document.write into
 		// the document, whose markup may close the tag: it is read closed
@@ -31,6 +31,73 @@ func (a *analysis) readHTML(b []byte, depth int) {
 		probe.readHTML(closed, depth)
 		a.found |= probe.found &^ Unreadable
 		a.insecure = a.insecure || probe.insecure
+	}
+}
+
+// readTree reads b through x/net/html's tree construction.
+func (a *analysis) readTree(b []byte, depth int) {
+	doc, err := html.ParseWithOptions(bytes.NewReader(b), html.ParseOptionEnableScripting(true))
+	if err != nil { // the open-element stack limit
+		a.found |= Unreadable
+		return
+	}
+	a.walkHTML(doc, depth)
+}
+
+// needsTree reports markup whose reading depends on tree construction:
+// foreign content (<svg>, <math>: what is raw text there, and where
+// breakout elements go) and <noscript> (raw text with scripting on). Any
+// other markup yields, token for token, what tree construction is built
+// from: the tree only moves elements (foster parenting, merged <html> and
+// <body> attributes) or drops a few a browser ignores, so the tokens hold
+// every script, handler and URL the tree holds, and maybe more.
+func needsTree(b []byte) bool {
+	for i := bytes.IndexByte(b, '<'); i >= 0; {
+		rest := b[i+1:]
+		if hasPrefixFold(rest, "svg") || hasPrefixFold(rest, "math") || hasPrefixFold(rest, "noscript") {
+			return true
+		}
+		j := bytes.IndexByte(rest, '<')
+		if j < 0 {
+			return false
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func hasPrefixFold(b []byte, p string) bool {
+	return len(b) >= len(p) && strings.EqualFold(string(b[:len(p)]), p)
+}
+
+// readTokens reads b from x/net/html's tokenizer, which knows raw text,
+// RCDATA and the script data states: each start tag is read as an element,
+// script and style with the text up to their end tag.
+func (a *analysis) readTokens(b []byte, depth int) {
+	z := html.NewTokenizer(bytes.NewReader(b))
+	n := html.Node{Type: html.ElementNode}
+	text := html.Node{Type: html.TextNode}
+	for !a.done() {
+		tt := z.Next()
+		if tt == html.ErrorToken {
+			return
+		}
+		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
+			continue
+		}
+		tok := z.Token()
+		n.Data, n.Attr, n.FirstChild = tok.Data, tok.Attr, nil
+		if tt == html.StartTagToken && (tok.Data == "script" || tok.Data == "style") {
+			var content []byte
+			for z.Next() == html.TextToken {
+				content = append(content, z.Text()...)
+			}
+			if len(content) > 0 {
+				text.Data = string(content)
+				n.FirstChild = &text
+			}
+		}
+		a.element(&n, depth)
 	}
 }
 
