@@ -117,10 +117,15 @@ type script struct {
 	global map[*js.Var]bool     // var and function declarations of the global scope
 	init   map[*js.Var]js.IExpr // the initializer or assigned values of each binding
 	writes map[*js.Var]int      // assignments to each binding besides its initializer
+	inline bool                 // a handler or javascript: URL body (this is not the window)
+
+	// thisWindow: the node being read is outside every function (arrows
+	// aside) of a script element, where this is the window.
+	thisWindow bool
 }
 
 func newScript(a *analysis, ast *js.AST, inline bool, depth int) *script {
-	s := &script{a: a, ast: ast, depth: depth, global: map[*js.Var]bool{}, init: map[*js.Var]js.IExpr{}, writes: map[*js.Var]int{}}
+	s := &script{a: a, ast: ast, depth: depth, global: map[*js.Var]bool{}, init: map[*js.Var]js.IExpr{}, writes: map[*js.Var]int{}, inline: inline}
 	if !inline {
 		for _, v := range ast.BlockStmt.Scope.Declared {
 			if v.Decl == js.VariableDecl || v.Decl == js.FunctionDecl {
@@ -235,7 +240,7 @@ func (s *script) topFunction(st js.IStmt) bool {
 		f = &jsFunc{}
 		a.funcs[name] = f
 	}
-	fw := &walker{s: s, c: jsCtx{kind: kFunc, fn: f}}
+	fw := &walker{s: s, c: jsCtx{kind: kFunc, fn: f}, fnDepth: 1}
 	switch b := body.(type) {
 	case *js.FuncDecl:
 		js.Walk(fw, &b.Params)
@@ -301,7 +306,7 @@ func isAssign(op js.TokenType) bool {
 // its location).
 var windowNames = map[string]bool{
 	"window": true, "top": true, "parent": true, "self": true, "frames": true, "globalThis": true,
-	"document": true, "content": true, "opener": true,
+	"document": true, "content": true, "opener": true, "defaultView": true,
 }
 
 // maxResolve bounds how far aliases and constants are followed.
@@ -331,6 +336,10 @@ func isWindow(s *script, e js.IExpr, depth int) bool {
 		return false
 	}
 	switch e := unwrap(e).(type) {
+	case *js.LiteralExpr:
+		return e.TokenType == js.ThisToken && s.thisWindow
+	case js.LiteralExpr:
+		return e.TokenType == js.ThisToken && s.thisWindow
 	case *js.Var:
 		if n := s.globalName(e); n != "" {
 			if windowNames[n] {

@@ -60,3 +60,20 @@ func TestScriptReading(t *testing.T) {
 	f(`open(u, "_parent")`, "forced redirect")
 	f(`var t = "_top"; window.open(u, t)`, "forced redirect")
 }
+
+// TestThisAtTopLevel: at a script's top level (and in arrows there) this
+// is the window; in a function, a method or a handler it is not known to
+// be.
+func TestThisAtTopLevel(t *testing.T) {
+	f := func(adm, want string) {
+		t.Helper()
+		require.Equal(t, want, verdict(Judge([]byte(adm), HTML, DefaultLimits)), adm)
+	}
+	f(`<script>this.location = u</script>`, "forced redirect")
+	f(`<script>this.top.location.href = u</script>`, "forced redirect")
+	f(`<script>(() => { this.location = u })()</script>`, "forced redirect")
+	f(`<script>function Slot() { this.location = "sidebar"; } new Slot();</script>`, "pass")
+	f(`<script>var o = { m() { this.location = 1 } }</script>`, "pass")
+	f(`<img src=x onerror="this.location = u">`, "pass")
+	f(`<script>document.defaultView.location = u</script>`, "forced redirect")
+}

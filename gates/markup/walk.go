@@ -14,6 +14,7 @@ type walker struct {
 	c       jsCtx
 	withLoc bool // inside with(location)
 	withDoc bool // inside with(document)
+	fnDepth int  // functions (not arrows) around the node being read
 }
 
 func (w *walker) in(c jsCtx) *walker { w2 := *w; w2.c = c; return &w2 }
@@ -24,13 +25,25 @@ func (w *walker) walk(n js.INode) {
 	}
 }
 
-func (w *walker) Exit(js.INode) {}
+// here sets what this is for the node the walker reads (walking a
+// subtree may have moved it).
+func (w *walker) here() { w.s.thisWindow = w.fnDepth == 0 && !w.s.inline }
+
+func (w *walker) Exit(n js.INode) {
+	switch n.(type) {
+	case *js.FuncDecl, *js.MethodDecl:
+		w.fnDepth--
+	}
+}
 
 func (w *walker) Enter(n js.INode) js.IVisitor {
 	if w.s.a.done() {
 		return nil
 	}
+	w.here()
 	switch n := n.(type) {
+	case *js.FuncDecl, *js.MethodDecl:
+		w.fnDepth++
 	case *js.Var:
 		w.ref(n)
 	case *js.BinaryExpr:
@@ -175,6 +188,7 @@ func (w *walker) describe(e js.IExpr) callee {
 // call reads a call of e with args.
 func (w *walker) call(e js.IExpr, args []js.Arg) {
 	w.walk(e)
+	w.here()
 	c := w.describe(e)
 	switch {
 	case c.isMember && c.m == "apply" && isGlobalVar(w.s, c.x, "Reflect"):
