@@ -20,7 +20,8 @@
 //     @import and image-set() strings, escapes of at most six hex digits.
 //   - VAST: encoding/xml. An element's text is its character data, CDATA
 //     and references included, comments and processing instructions inside
-//     it skipped. A DOCTYPE internal subset or an entity declaration, or a
+//     it skipped; text split by a child element is also read joined, as a
+//     player's XML DOM gives it (textContent). A DOCTYPE internal subset or an entity declaration, or a
 //     document not read to its end, is Unreadable.
 //   - Native: encoding/json, token by token; jstracker is HTML, a video
 //     asset's vasttag is VAST.

@@ -69,7 +69,10 @@ var vastElements = map[string]vastElement{
 // alone (the user leaves the ad).
 func vastClickThrough(name string) bool { return strings.HasSuffix(name, "clickthrough") }
 
-// readVAST reads b as VAST at depth.
+// readVAST reads b as VAST at depth. An element's text is read twice when
+// it holds child elements: its own text (the pieces around the children,
+// joined) and, for the outermost element the gates read, all the text
+// inside it, as a player's XML DOM gives it (textContent).
 func (a *analysis) readVAST(b []byte, depth int) {
 	if !a.enter(depth) || a.done() {
 		return
@@ -77,13 +80,27 @@ func (a *analysis) readVAST(b []byte, depth int) {
 	d := xml.NewDecoder(bytes.NewReader(b))
 	d.Strict = false
 	d.CharsetReader = identityCharset
-	var stack []string
-	var text strings.Builder
-	closeText := func() {
-		if len(stack) > 0 && text.Len() > 0 {
-			a.vastText(stack[len(stack)-1], text.String(), depth)
+	type frame struct {
+		name string
+		own  strings.Builder
+	}
+	var stack []*frame
+	outer := -1 // the outermost open element the gates read
+	var content strings.Builder
+	closeFrame := func() {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		own := f.own.String()
+		if vastElements[f.name] != vastOther && own != "" {
+			a.vastText(f.name, own, depth)
 		}
-		text.Reset()
+		if outer == len(stack) {
+			if c := content.String(); c != own {
+				a.vastText(f.name, c, depth)
+			}
+			outer = -1
+			content.Reset()
+		}
 	}
 	for !a.done() {
 		t, err := d.Token()
@@ -91,7 +108,9 @@ func (a *analysis) readVAST(b []byte, depth int) {
 			if len(stack) > 0 {
 				a.found |= Unreadable // cut off
 			}
-			closeText()
+			for len(stack) > 0 {
+				closeFrame()
+			}
 			return
 		}
 		if err != nil {
@@ -103,15 +122,22 @@ func (a *analysis) readVAST(b []byte, depth int) {
 		}
 		switch t := t.(type) {
 		case xml.StartElement:
-			closeText()
-			stack = append(stack, strings.ToLower(t.Name.Local))
+			name := strings.ToLower(t.Name.Local)
+			if outer < 0 && vastElements[name] != vastOther {
+				outer = len(stack)
+			}
+			stack = append(stack, &frame{name: name})
 		case xml.EndElement:
-			closeText()
 			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
+				closeFrame()
 			}
 		case xml.CharData:
-			text.Write(t)
+			if len(stack) > 0 {
+				stack[len(stack)-1].own.Write(t)
+			}
+			if outer >= 0 {
+				content.Write(t)
+			}
 		case xml.Directive:
 			if bytes.IndexByte(t, '[') >= 0 || bytes.HasPrefix(bytes.TrimSpace(t), []byte("ENTITY")) {
 				a.found |= Unreadable
