@@ -95,9 +95,12 @@ func TestMarkupSafetyCreatives(t *testing.T) {
 	f("VAST HTMLResource, text", htmlResourceVAST, `<![CDATA[<div`, `&lt;script&gt;parent.location.href=u&lt;/script&gt;<![CDATA[<div`, "forced redirect")
 	f("native jstracker", native11, `<script src=\"https://trk.dsp.example/nj.js\"></script>`, `<script>top.location=\"https://scam.example/\"<\/script>`, "forced redirect")
 	f("script after a VAST document", vast4, `</VAST>`, `</VAST><script>top.location="https://scam.example/"</script>`, "forced redirect")
-	// As HTML the script is `top.location=&quot;...`, a syntax error: fail closed.
-	f("script in VAST, references", vast4, `</VAST>`, `<script>top.location=&quot;https://scam.example/&quot;</script></VAST>`, "unreadable")
-	f("script in VAST, CDATA", vast4, `</VAST>`, `<script><![CDATA[window.location.replace(u)]]></script></VAST>`, "unreadable")
+	// As HTML the script is `top.location=&quot;...`, a syntax error that
+	// runs nothing; the VAST reading reads the whole adm, so that is the
+	// HTML reading's syntax, not unreadable.
+	f("script in VAST, references", vast4, `</VAST>`, `<script>top.location=&quot;https://scam.example/&quot;</script></VAST>`, "")
+	f("script in VAST, CDATA", vast4, `</VAST>`, `<script><![CDATA[window.location.replace(u)]]></script></VAST>`, "")
+	f("script in VAST, plain", vast4, `</VAST>`, `<script>window.location.replace(u)</script></VAST>`, "forced redirect")
 	f("VAST text is not script", vast4, `<AdTitle>iabtechlab video ad</AdTitle>`, `<AdTitle>never write top.location = x</AdTitle>`, "")
 	f("markup after a native object", native12+`<script>top.location="https://scam.example/"</script>`, "", "", "forced redirect")
 	f("native object never closed", `{"native":{"ver":"1.2","assets":[]}<img src=x onerror="top.location='https://scam.example/'">`, "", "", "unreadable")

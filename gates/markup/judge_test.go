@@ -192,3 +192,18 @@ func TestReaderPins(t *testing.T) {
 	require.Equal(t, "unreadable", verdict(Judge([]byte("<script>`$"), HTML, DefaultLimits)))
 	require.Equal(t, "unreadable", verdict(Judge([]byte("<a onclick=\"`${\">"), HTML, DefaultLimits)))
 }
+
+// TestEveryReading: with no media type, HTML is always one of the readings;
+// when the VAST or native reading reads the whole adm, a script that does
+// not parse as HTML's is that reading's syntax, not unreadable.
+func TestEveryReading(t *testing.T) {
+	f := func(adm, want string) {
+		t.Helper()
+		require.Equal(t, want, verdict(Judge([]byte(adm), Sniff([]byte(adm)), DefaultLimits)), adm)
+	}
+	f(`{"ad":"<img src=x onerror=top.location='u'>"}`, "forced redirect")
+	f(`{"native":{"jstracker":"<script>var a = \"x\";<\/script>"}}`, "pass")
+	f(`{"native":{"jstracker":"<script>var a = \"x\";<\/script>"`, "unreadable")
+	f(`<VAST version="4.0"><Ad><InLine><AdTitle><![CDATA[<img src=x onerror="top.location='u'">]]></AdTitle></InLine></Ad></VAST>`, "pass")
+	f(`<VAST version="4.0"><![CDATA[><img src=x onerror="top.location='u'">]]></VAST>`, "forced redirect")
+}

@@ -2,7 +2,6 @@ package markup
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -27,11 +26,6 @@ func Sniff(adm []byte) Reading {
 	s := bytes.TrimLeft(bytes.TrimPrefix(adm, []byte("\xef\xbb\xbf")), " \t\r\n\f")
 	switch {
 	case len(s) > 0 && s[0] == '{':
-		// A whole JSON object is native only; with bytes after it, or
-		// never closed, a renderer may take it for markup too.
-		if json.Valid(s) {
-			return Native
-		}
 		r |= Native
 	case looksLikeVAST(s):
 		r |= VAST
@@ -150,15 +144,32 @@ func (a *analysis) sub() *analysis {
 }
 
 func (a *analysis) read(adm []byte, r Reading) {
+	readFully := false // a VAST or native reading read to its end
 	if r&Native != 0 {
 		a.readNative(adm, 0)
+		readFully = a.found&Unreadable == 0
 	}
 	if r&VAST != 0 {
+		before := a.found & Unreadable
 		a.readVAST(adm, 0)
+		readFully = readFully || a.found&Unreadable == before && before == 0
 	}
-	if r&HTML != 0 {
+	if r&HTML == 0 {
+		return
+	}
+	if !readFully {
 		a.readHTML(adm, 0)
+		return
 	}
+	// The same bytes read as HTML too, in case something renders them so:
+	// what that reading finds counts, but a script that does not parse
+	// there (JSON's \" in a jstracker) is the other reading's syntax.
+	probe := newAnalysis(a.lim, a.judge, a.secure)
+	probe.budget, probe.observe = a.budget, a.observe
+	probe.funcs, probe.refs = a.sharedFuncs()
+	probe.readHTML(adm, 0)
+	a.found |= probe.found &^ Unreadable
+	a.insecure = a.insecure || probe.insecure
 }
 
 // sharedFuncs makes a's function table, for an analysis reading more of
