@@ -207,3 +207,67 @@ func TestEveryReading(t *testing.T) {
 	f(`<VAST version="4.0"><Ad><InLine><AdTitle><![CDATA[<img src=x onerror="top.location='u'">]]></AdTitle></InLine></Ad></VAST>`, "pass")
 	f(`<VAST version="4.0"><![CDATA[><img src=x onerror="top.location='u'">]]></VAST>`, "forced redirect")
 }
+
+// TestLegitimateCreatives: patterns of ordinary ad tags (loaders, frame
+// checks, referrer reads, click handlers, macros) pass.
+func TestLegitimateCreatives(t *testing.T) {
+	for _, s := range []string{
+		`<script>var proto = (document.location.protocol == "https:") ? "https:" : "http:"; document.write('<scr'+'ipt src="'+proto+'//ads.example/t.js?ord='+Math.random()+'"></scr'+'ipt>');</script>`,
+		`<script>(function(){ var u = 'https://x.example/?ref=' + encodeURIComponent(window.location.href); var i = new Image(); i.src = u; })();</script>`,
+		`<a href="javascript:void(window.open('https://click.example/c'))">x</a>`,
+		`<script>var cl = function(){ window.open(window.clickTag || "https://brand.example/", "_blank"); }; document.getElementById("bg").onclick = cl;</script>`,
+		`<script>window.onload = function () { document.getElementById("ad").className = "loaded"; };</script>`,
+		`<script type="text/javascript">//<![CDATA[
+var dv = {tagtype: "video"}; document.write('<script src="https://cdn.doubleverify.com/dvtp_src.js?' + 'ctx=1"><\/script>');
+//]]></script>`,
+		`<script>function handleClick(){ top.location.href = clickTAG; } </script><div onclick="handleClick()"></div>`,
+		`<script>var ad = document.getElementById("ad"); ad.addEventListener("touchend", go); function go(e){ e.preventDefault(); window.top.location = window.clickTag; }</script>`,
+		`<script>if (window.location.hash === "#debug") { console.log(1) } var loc = window.location; var q = loc.search;</script>`,
+		`<script src="https://securepubads.g.doubleclick.net/tag/js/gpt.js"></script><script>googletag.cmd.push(function(){googletag.display("x")})</script>`,
+		`<noscript><a href="https://click.example/c"><img src="https://px.example/i.gif"></a></noscript>`,
+		`<script>try { if (window.top !== window.self) { window.parent.postMessage({type: 'resize', h: 250}, '*'); } } catch (e) {}</script>`,
+		`<script>var s = document.createElement('script'); s.src = 'https://cdn.example/a.js'; document.head.appendChild(s);</script>`,
+		`<script>document.getElementById('x').innerHTML = '<img src="https://px.example/p.gif">';</script>`,
+		`<script>var clickTag = "%%CLICK_URL_UNESC%%%%DEST_URL%%"; var w = window; w.clickTag = clickTag;</script>`,
+		`<script>var imp = '${AUCTION_PRICE}'; new Image().src = 'https://w.example/?p=' + imp;</script>`,
+		`<script>eval("var cfg = " + JSON.stringify({a:1}));</script>`,
+		`<script>setTimeout("document.getElementById('a').style.display='none'", 3000);</script>`,
+	} {
+		if f := Judge([]byte(s), HTML, DefaultLimits); f != 0 {
+			t.Errorf("%s: %q", verdict(f), s)
+		}
+	}
+}
+
+// TestEvasiveSpellings: more spellings of a navigation without a gesture
+// and of decode-and-run, each rejected.
+func TestEvasiveSpellings(t *testing.T) {
+	for _, s := range []string{
+		`<script>location['href'] = u</script>`,
+		`<script>self['location']['assign'](u)</script>`,
+		`<script>var l = location; l.replace(u)</script>`,
+		`<script>var l = top.location; l.href = u</script>`,
+		`<script>window.addEventListener('DOMContentLoaded', () => top.location.replace(u))</script>`,
+		`<script>document.addEventListener('visibilitychange', function(){ parent.location = u })</script>`,
+		`<script>requestAnimationFrame(function(){ top.location = u })</script>`,
+		`<script>Promise.resolve().then(() => { top.location = u })</script>`,
+		`<script>var go = function(){ top.location = u }; go();</script>`,
+		`<script>var go = () => top.location.assign(u); window.onload = go;</script>`,
+		`<body onpageshow="top.location=u">`,
+		`<script>top.location.href = u + ''</script>`,
+		`<script>window.top.location.href=u</script>`,
+		`<script>frames.top.location = u</script>`,
+		`<script>globalThis.location.href = u</script>`,
+		`<script>eval('top' + '.location=u')</script>`,
+		`<script>new Function('top.loc' + 'ation.href = u')()</script>`,
+		`<script>setTimeout('top.location = u')</script>`,
+		`<script>document.write(String.fromCharCode(60,115,99,114,105,112,116,62) + 'top.location=u' + '<\/script>')</script>`,
+		`<script>window["eval"](unescape("%74%6f%70%2e%6c%6f%63%61%74%69%6f%6e%3d%75"))</script>`,
+		`<object data="javascript:top.location='u'"></object>`,
+		`<embed src="data:image/svg+xml,<svg xmlns='http://www.w3.org/2000/svg' onload='top.location=1'/>">`,
+	} {
+		if f := Judge([]byte(s), HTML, DefaultLimits); f == 0 {
+			t.Errorf("pass: %q", s)
+		}
+	}
+}
