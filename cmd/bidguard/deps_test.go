@@ -20,19 +20,22 @@ const module = "github.com/bidguard/bidguard"
 // jsonraw, and read the embedded default policy from the leaf configs.
 // loadtest and faults import no bidguard package; audit and quarantine are
 // leaves only cmd imports (rtb reaches them through rtb.Options hooks, the
-// quarantine gate through engine.SeatStates).
+// quarantine gate through engine.SeatStates). gates/markup, the creative
+// readers, imports no bidguard package; only gates (and what imports
+// gates) reaches it.
 var allowed = map[string][]string{
-	"audit":      {"jsonraw"},
-	"quarantine": {},
-	"engine":     {"pool", "jsonraw", "configs"},
-	"gates":      {"engine", "pool", "jsonraw", "configs"},
-	"pool":       {},
-	"jsonraw":    {},
-	"rtb":        {"engine", "pool", "jsonraw", "configs"},
-	"configs":    {},
-	"loadtest":   {},
-	"faults":     {},
-	"bench":      {"engine", "gates", "pool", "rtb", "configs", "jsonraw"},
+	"audit":        {"jsonraw"},
+	"quarantine":   {},
+	"engine":       {"pool", "jsonraw", "configs"},
+	"gates":        {"engine", "pool", "jsonraw", "configs", "gates/markup"},
+	"gates/markup": {},
+	"pool":         {},
+	"jsonraw":      {},
+	"rtb":          {"engine", "pool", "jsonraw", "configs"},
+	"configs":      {},
+	"loadtest":     {},
+	"faults":       {},
+	"bench":        {"engine", "gates", "gates/markup", "pool", "rtb", "configs", "jsonraw"},
 }
 
 // stdlibOnly are the leaf packages that import nothing outside the
