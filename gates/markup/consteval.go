@@ -35,17 +35,33 @@ func (s *script) constant(e js.IExpr) (string, bool) {
 func (s *script) evaluate(e js.IExpr) (v string, exact, dec bool) {
 	ev := evaluator{s: s}
 	v, exact = ev.eval(e, 0)
+	if ev.over {
+		s.a.found |= Unreadable
+	}
 	return v, exact, ev.dec
 }
 
 type evaluator struct {
-	s   *script
-	dec bool
-	n   int // bytes produced
+	s    *script
+	dec  bool
+	over bool // MaxDecodedBytes reached
+	n    int  // bytes produced
+	// Each binding is evaluated once (`b = a + a; c = b + b; ...` would
+	// otherwise take time exponential in the chain).
+	vars map[*js.Var]evaluated
+}
+
+type evaluated struct {
+	v  string
+	ok bool
 }
 
 func (ev *evaluator) eval(e js.IExpr, depth int) (string, bool) {
-	if depth > maxEvalDepth || ev.n > ev.s.a.lim.MaxDecodedBytes {
+	if depth > maxEvalDepth {
+		return placeholder, false
+	}
+	if ev.n > ev.s.a.lim.MaxDecodedBytes {
+		ev.over = true
 		return placeholder, false
 	}
 	v, ok := ev.eval1(e, depth)
@@ -88,6 +104,10 @@ func (ev *evaluator) eval1(e js.IExpr, depth int) (string, bool) {
 		if e.Op == js.AddToken {
 			x, okx := ev.eval(e.X, depth+1)
 			y, oky := ev.eval(e.Y, depth+1)
+			if len(x)+len(y) > ev.s.a.lim.MaxDecodedBytes {
+				ev.over = true
+				return placeholder, false
+			}
 			return x + y, okx && oky
 		}
 		ev.scanDecoders(e, depth)
@@ -95,7 +115,17 @@ func (ev *evaluator) eval1(e js.IExpr, depth int) (string, bool) {
 	case *js.Var:
 		v := root(e)
 		if init, ok := s.init[v]; ok && s.writes[v] == 0 && v.Decl != js.NoDecl {
-			return ev.eval(init, depth+1)
+			if r, seen := ev.vars[v]; seen {
+				ev.n += len(r.v)
+				return r.v, r.ok
+			}
+			if ev.vars == nil {
+				ev.vars = map[*js.Var]evaluated{}
+			}
+			ev.vars[v] = evaluated{placeholder, false} // a cycle reads as run time
+			x, ok := ev.eval(init, depth+1)
+			ev.vars[v] = evaluated{x, ok}
+			return x, ok
 		}
 		if init, ok := s.init[v]; ok {
 			ev.scanDecoders(init, depth)

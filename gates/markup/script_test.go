@@ -1,6 +1,7 @@
 package markup
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -76,4 +77,17 @@ func TestThisAtTopLevel(t *testing.T) {
 	f(`<script>var o = { m() { this.location = 1 } }</script>`, "pass")
 	f(`<img src=x onerror="this.location = u">`, "pass")
 	f(`<script>document.defaultView.location = u</script>`, "forced redirect")
+}
+
+// TestConstantBlowUp: a chain of bindings each doubling the last is
+// evaluated once per binding, and past MaxDecodedBytes it is unreadable.
+func TestConstantBlowUp(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(`<script>var v0 = "xxxxxxxx";`)
+	for i := 1; i <= 40; i++ {
+		b.WriteString("var v" + strconv.Itoa(i) + " = v" + strconv.Itoa(i-1) + " + v" + strconv.Itoa(i-1) + ";")
+	}
+	b.WriteString("eval(v40)</script>")
+	require.Equal(t, "unreadable", verdict(Judge([]byte(b.String()), HTML, DefaultLimits)))
+	require.Equal(t, "pass", verdict(Judge([]byte(`<script>var a = "x"; var b = a + a; var c = b + b; eval(c)</script>`), HTML, DefaultLimits)))
 }
