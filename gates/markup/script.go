@@ -349,9 +349,15 @@ func isWindow(s *script, e js.IExpr, depth int) bool {
 		if init, ok := s.init[root(e)]; ok {
 			return isWindow(s, init, depth+1)
 		}
-	case *js.DotExpr, *js.IndexExpr:
+	case *js.DotExpr:
 		x, name, ok := member(s, e)
 		return ok && windowNames[name] && isWindow(s, x, depth+1)
+	case *js.IndexExpr: // the object first: a key is evaluated only on the window
+		if !isWindow(s, e.X, depth+1) {
+			return false
+		}
+		_, name, ok := member(s, e)
+		return ok && windowNames[name]
 	case *js.CondExpr:
 		return isWindow(s, e.X, depth+1) || isWindow(s, e.Y, depth+1)
 	case *js.BinaryExpr:
@@ -395,9 +401,15 @@ func isLocation(s *script, e js.IExpr, depth int) bool {
 		if init, ok := s.init[root(e)]; ok {
 			return isLocation(s, init, depth+1)
 		}
-	case *js.DotExpr, *js.IndexExpr:
+	case *js.DotExpr:
 		x, name, ok := member(s, e)
 		return ok && name == "location" && isWindow(s, x, depth+1)
+	case *js.IndexExpr:
+		if !isWindow(s, e.X, depth+1) {
+			return false
+		}
+		_, name, ok := member(s, e)
+		return ok && name == "location"
 	case *js.CondExpr:
 		return isLocation(s, e.X, depth+1) || isLocation(s, e.Y, depth+1)
 	}
@@ -422,6 +434,9 @@ func isNavTarget(s *script, e js.IExpr) bool {
 	case *js.DotExpr, *js.IndexExpr:
 		if isLocation(s, e, 0) {
 			return true
+		}
+		if ix, isIndex := e.(*js.IndexExpr); isIndex && !isLocation(s, ix.X, 0) {
+			return false
 		}
 		x, name, ok := member(s, e)
 		return ok && navProps[name] && isLocation(s, x, 0)
