@@ -102,6 +102,10 @@ func TestJudge(t *testing.T) {
 	h(strings.Repeat(`<iframe srcdoc="`, 1)+strings.Repeat("&lt;iframe srcdoc=&quot;", 0)+`"></iframe>`, "pass")
 	f(VAST, `<!DOCTYPE VAST [<!ENTITY x "y">]><VAST version="4.0"></VAST>`, "unreadable")
 	f(VAST, `<VAST version="4.0"><Ad>`, "unreadable")
+	f(VAST, `<VAST version="4.0"></VAST><script>top.location=u</script>`, "unreadable") // junk after the root
+	f(VAST, "<?xml version=\"1.0\"?><!-- c --><VAST version=\"4.0\"></VAST>\n<!-- c -->\n", "pass")
+	f(Native, `{"native":{}}<script>top.location=u</script>`, "unreadable")
+	f(Native|HTML, `{"native":{}}<script>top.location=u</script>`, "forced redirect")
 	f(Native, `{"native": {"link": {"url": "https://x"}`, "unreadable")
 
 	// VAST and native are read as what renders them.

@@ -146,12 +146,12 @@ func (a *analysis) sub() *analysis {
 func (a *analysis) read(adm []byte, r Reading) {
 	readFully := false // a VAST or native reading read to its end
 	if r&Native != 0 {
-		a.readNative(adm, 0)
+		a.readNative(adm, 0, r&HTML != 0)
 		readFully = a.found&Unreadable == 0
 	}
 	if r&VAST != 0 {
 		before := a.found & Unreadable
-		a.readVAST(adm, 0)
+		a.readVAST(adm, 0, r&HTML != 0)
 		readFully = readFully || a.found&Unreadable == before && before == 0
 	}
 	if r&HTML == 0 {

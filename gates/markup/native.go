@@ -14,7 +14,9 @@ import (
 
 // readNative reads b as native JSON at depth, token by token: what comes
 // before a syntax error is read (for Insecure; Judge finds it Unreadable).
-func (a *analysis) readNative(b []byte, depth int) {
+// Bytes after the object are Unreadable (JSON.parse rejects them) unless
+// trailingOK (the HTML reading reads them).
+func (a *analysis) readNative(b []byte, depth int, trailingOK bool) {
 	if !a.enter(depth) || a.done() {
 		return
 	}
@@ -55,7 +57,10 @@ func (a *analysis) readNative(b []byte, depth int) {
 				stack = append(stack, f)
 			default:
 				if stack = stack[:len(stack)-1]; len(stack) == 0 {
-					return // what follows the object is not native (HTML reads it)
+					if rest := b[d.InputOffset():]; !trailingOK && len(bytes.TrimSpace(rest)) > 0 {
+						a.found |= Unreadable
+					}
+					return
 				}
 			}
 		case string:
@@ -83,7 +88,7 @@ func (a *analysis) nativeString(s, key, parent string, depth int) {
 	case key == "jstracker":
 		a.readHTML([]byte(s), depth+1)
 	case key == "vasttag":
-		a.readVAST([]byte(s), depth+1)
+		a.readVAST([]byte(s), depth+1, false)
 	case key == "imptrackers" || key == "url" && (parent == "img" || parent == "eventtrackers"):
 		a.nativeURL(s, nativeLoaded, depth)
 	case key == "clicktrackers":

@@ -73,7 +73,11 @@ func vastClickThrough(name string) bool { return strings.HasSuffix(name, "clickt
 // it holds child elements: its own text (the pieces around the children,
 // joined) and, for the outermost element the gates read, all the text
 // inside it, as a player's XML DOM gives it (textContent).
-func (a *analysis) readVAST(b []byte, depth int) {
+//
+// Anything but white space, comments and processing instructions after the
+// root element is Unreadable (an XML parser rejects it) unless trailingOK
+// (the HTML reading reads it).
+func (a *analysis) readVAST(b []byte, depth int, trailingOK bool) {
 	if !a.enter(depth) || a.done() {
 		return
 	}
@@ -86,6 +90,7 @@ func (a *analysis) readVAST(b []byte, depth int) {
 	}
 	var stack []*frame
 	outer := -1 // the outermost open element the gates read
+	rootClosed := false
 	var content strings.Builder
 	closeFrame := func() {
 		f := stack[len(stack)-1]
@@ -120,6 +125,16 @@ func (a *analysis) readVAST(b []byte, depth int) {
 			}
 			return
 		}
+		if rootClosed && !trailingOK {
+			switch t := t.(type) {
+			case xml.StartElement, xml.EndElement, xml.Directive:
+				a.found |= Unreadable
+			case xml.CharData:
+				if len(bytes.TrimSpace(t)) > 0 {
+					a.found |= Unreadable
+				}
+			}
+		}
 		switch t := t.(type) {
 		case xml.StartElement:
 			name := strings.ToLower(t.Name.Local)
@@ -130,6 +145,7 @@ func (a *analysis) readVAST(b []byte, depth int) {
 		case xml.EndElement:
 			if len(stack) > 0 {
 				closeFrame()
+				rootClosed = len(stack) == 0
 			}
 		case xml.CharData:
 			if len(stack) > 0 {
