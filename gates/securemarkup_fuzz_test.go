@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/bidguard/bidguard/gates/markup"
 )
 
 // secureSlot is a creative with one URL replaced by a slot, and what the
@@ -12,19 +14,20 @@ type secureSlot struct {
 	name, creative, target string
 	drop                   string // bytes removed from the fuzzed text
 	jsonEscape             bool   // the slot is inside a JSON string
+	reading                markup.Reading
 }
 
 var secureSlots = []secureSlot{
-	{"img src", bannerHTML, "https://cdn.brand.example/a.jpg", `"`, false},
-	{"srcset", bannerHTML, "https://cdn.brand.example/a@2x.webp", "\", \t\n\r\f&", false},
-	{"style sheet url()", bannerHTML, "https://cdn.brand.example/bg.jpg", "\"'()\\<& \t\n\r\f", false},
-	{"style attribute url('')", bannerHTML, "//cdn.brand.example/body.png", "\"'\\&\n\r\f", false},
-	{"vast MediaFile CDATA", vast2, "https://cdn.dsp.example/v/30s.mp4", "]", false},
-	{"vast Error text", vast2, "https://err.dsp.example/e?code=[ERRORCODE]", "<", false},
-	{"vast4 Impression", vast4, "https://example.com/track/impression", "]", false},
-	{"native imptrackers", native11, "https://trk.verifier.example/ni", "", true},
-	{"native jstracker src", native11, "https://trk.dsp.example/nj.js", "\"\\", true},
-	{"native eventtrackers", native12, "https://trk.dsp.example/e1", "", true},
+	{"img src", bannerHTML, "https://cdn.brand.example/a.jpg", `"`, false, markup.HTML},
+	{"srcset", bannerHTML, "https://cdn.brand.example/a@2x.webp", "\", \t\n\r\f&", false, markup.HTML},
+	{"style sheet url()", bannerHTML, "https://cdn.brand.example/bg.jpg", "\"'()\\<& \t\n\r\f", false, markup.HTML},
+	{"style attribute url('')", bannerHTML, "//cdn.brand.example/body.png", "\"'\\&\n\r\f", false, markup.HTML},
+	{"vast MediaFile CDATA", vast2, "https://cdn.dsp.example/v/30s.mp4", "]", false, markup.VAST},
+	{"vast Error text", vast2, "https://err.dsp.example/e?code=[ERRORCODE]", "<", false, markup.VAST},
+	{"vast4 Impression", vast4, "https://example.com/track/impression", "]", false, markup.VAST},
+	{"native imptrackers", native11, "https://trk.verifier.example/ni", "", true, markup.Native},
+	{"native jstracker src", native11, "https://trk.dsp.example/nj.js", "\"\\", true, markup.Native},
+	{"native eventtrackers", native12, "https://trk.dsp.example/e1", "", true, markup.Native},
 }
 
 func (s secureSlot) fill(url string) []byte {
@@ -36,13 +39,14 @@ func (s secureSlot) fill(url string) []byte {
 }
 
 // neutralise removes every byte that could build a scheme out of separated
-// pieces (escape starts, tab/CR/LF, and '!', '/', '?' that open comments,
-// CDATA sections, end tags and declarations), then turns each "http" (any
+// pieces (escape starts, tab/CR/LF, '!', '/', '?' that open comments, CDATA
+// sections, end tags and declarations, and the quotes, '+' and parentheses
+// that build a constant a script writes), then turns each "http" (any
 // case) not followed by 's' into "https".
 func neutralise(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
-		if !strings.ContainsRune("&%\\\t\r\n!/?", rune(s[i])) {
+		if !strings.ContainsRune("&%\\\t\r\n!/?'\"`+()", rune(s[i])) {
 			b.WriteByte(s[i])
 		}
 	}
@@ -76,17 +80,17 @@ func FuzzSecureMarkup(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		b := []byte(s)
-		got := insecureAdm(b)
-		if insecureAdm(b) != got {
+		insecure := func(adm []byte, r markup.Reading) bool { return markup.Insecure(adm, r, markup.DefaultLimits) }
+		got := insecure(b, markup.Sniff(b))
+		if insecure(b, markup.Sniff(b)) != got {
 			t.Fatalf("not deterministic: %q", s)
 		}
-		insecureMarkup(b, true)
-		insecureMarkup(b, false)
-		insecureNative(b)
-		insecureJSONHTML(b)
-		insecureURL(b, escJSON|escEntity|escCSS)
+		insecure(b, markup.HTML)
+		insecure(b, markup.VAST)
+		insecure(b, markup.Native)
+		markup.InsecureURL(s)
 
-		if n := neutralise(s); insecureAdm([]byte(n)) {
+		if n := neutralise(s); insecure([]byte(n), markup.Sniff([]byte(n))) {
 			t.Fatalf("neutralised input flagged: %q", n)
 		}
 		for _, slot := range secureSlots {
@@ -94,10 +98,10 @@ func FuzzSecureMarkup(f *testing.F) {
 			for _, c := range slot.drop {
 				x = strings.ReplaceAll(x, string(c), "")
 			}
-			if adm := slot.fill("https://" + x); insecureAdm(adm) {
+			if adm := slot.fill("https://" + x); insecure(adm, slot.reading) {
 				t.Fatalf("%s: https URL flagged:\n%s", slot.name, adm)
 			}
-			if adm := slot.fill("http://" + x); !insecureAdm(adm) {
+			if adm := slot.fill("http://" + x); !insecure(adm, slot.reading) {
 				t.Fatalf("%s: http URL not flagged:\n%s", slot.name, adm)
 			}
 		}

@@ -1,0 +1,132 @@
+package markup
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+	"testing"
+
+	tdhtml "github.com/tdewolff/parse/v2/html"
+
+	"github.com/tdewolff/parse/v2"
+	"golang.org/x/net/html"
+)
+
+// scriptUnit is one block of a script-heavy HTML5 creative: markup, a
+// clickTag, a loader, listeners, a timer, an animation loop and
+// configuration. %d numbers its names so that repeated blocks differ.
+const scriptUnit = `<div id="ad%d" class="frame" style="width:300px;height:250px;background:url(https://cdn.brand.example/bg%d.jpg)">
+<img src="https://cdn.brand.example/a%d.jpg" srcset="https://cdn.brand.example/a%d@2x.jpg 2x" alt="Brand %d" width="300" height="250">
+<a href="javascript:void(0)" onclick="exit%d(); return false;">Shop now</a></div>
+<script>
+var clickTag%d = "https://click.dsp.example/c?u=" + encodeURIComponent("https://brand.example/landing?i=%d");
+var cfg%d = {frames: [1, 2, 3], duration: 1500, easing: "ease-in-out", labels: {cta: "Shop", legal: "Terms apply"}};
+function exit%d() { window.open(clickTag%d, "_blank"); }
+function animate%d(el, t) {
+  var start = null;
+  function step(ts) { if (!start) start = ts; var p = Math.min((ts - start) / cfg%d.duration, 1); el.style.opacity = p; if (p < 1) requestAnimationFrame(step); }
+  requestAnimationFrame(step);
+}
+document.getElementById("ad%d").addEventListener("click", function () { top.location.href = clickTag%d; });
+window.addEventListener("load", function () { animate%d(document.getElementById("ad%d"), 0); });
+setTimeout(function () { var px = new Image(); px.src = "https://px.dsp.example/v?id=%d&t=" + Date.now(); }, 1000);
+for (var i = 0; i < cfg%d.frames.length; i++) { cfg%d.frames[i] = cfg%d.frames[i] * 2; }
+</script>
+`
+
+// scriptHeavy returns a script-heavy HTML5 creative of about n bytes.
+func scriptHeavy(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`<!doctype html><html><head><meta charset="utf-8"><style>.frame{position:relative;overflow:hidden}</style></head><body>`)
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(strings.ReplaceAll(scriptUnit, "%d", strconv.Itoa(i)))
+	}
+	b.WriteString(`</body></html>`)
+	return b.Bytes()
+}
+
+func TestScriptHeavyPasses(t *testing.T) {
+	for _, n := range []int{2 << 10, 20 << 10} {
+		adm := scriptHeavy(n)
+		if f := Judge(adm, HTML, DefaultLimits); f != 0 {
+			t.Fatalf("%d bytes: %s", len(adm), verdict(f))
+		}
+		if Insecure(adm, HTML, DefaultLimits) {
+			t.Fatalf("%d bytes: insecure", len(adm))
+		}
+	}
+}
+
+// BenchmarkJudge20KB is markupSafety's reading of a 20 KB script-heavy
+// creative, and the sizes around it (ns/op grows with size: linear).
+func BenchmarkJudge(b *testing.B) {
+	for _, kb := range []int{10, 20, 40, 80} {
+		adm := scriptHeavy(kb << 10)
+		b.Run(strconv.Itoa(kb)+"KB", func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(adm)))
+			for b.Loop() {
+				if Judge(adm, HTML, DefaultLimits) != 0 {
+					b.Fatal("flagged")
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkInsecure20KB is secureMarkup's reading of the same creative.
+func BenchmarkInsecure20KB(b *testing.B) {
+	adm := scriptHeavy(20 << 10)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(adm)))
+	for b.Loop() {
+		if Insecure(adm, HTML, DefaultLimits) {
+			b.Fatal("flagged")
+		}
+	}
+}
+
+// BenchmarkHTMLTokenizers compares the two HTML libraries considered on the
+// 20 KB creative: x/net/html's tree builder (the one used: foreign content
+// and breakout elements need tree construction), its tokenizer alone, and
+// tdewolff/parse/v2/html's lexer (a tokenizer without tree construction).
+func BenchmarkHTMLTokenizers(b *testing.B) {
+	adm := scriptHeavy(20 << 10)
+	b.Run("x-net-html-Parse", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := html.ParseWithOptions(bytes.NewReader(adm), html.ParseOptionEnableScripting(true)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("x-net-html-Tokenizer", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			z := html.NewTokenizer(bytes.NewReader(adm))
+			for z.Next() != html.ErrorToken {
+				z.TagName()
+				for {
+					_, _, more := z.TagAttr()
+					if !more {
+						break
+					}
+				}
+			}
+		}
+	})
+	b.Run("tdewolff-html-Lexer", func(b *testing.B) {
+		b.ReportAllocs()
+		buf := make([]byte, len(adm), len(adm)+1)
+		copy(buf, adm)
+		for b.Loop() {
+			l := tdhtml.NewLexer(parse.NewInputBytes(buf))
+			for {
+				tt, _ := l.Next()
+				if tt == tdhtml.ErrorToken {
+					break
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,541 @@
+package markup
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"unsafe"
+
+	"github.com/tdewolff/parse/v2"
+	"github.com/tdewolff/parse/v2/js"
+)
+
+// Script is read with tdewolff/parse/v2/js: a full ECMAScript parser that
+// resolves every identifier to its declaration, so a parameter, a local or
+// a class field named location is not the page's location.
+
+// jsCtx is when code runs: without a gesture (forced), on a user gesture,
+// or inside a top-level function whose callers are resolved at the end.
+type jsCtx struct {
+	kind uint8
+	fn   *jsFunc
+}
+
+const (
+	kForced uint8 = iota
+	kGesture
+	kFunc
+)
+
+var (
+	ctxForced  = jsCtx{kind: kForced}
+	ctxGesture = jsCtx{kind: kGesture}
+)
+
+// jsFunc is a function declared at the top level of a script: whether it
+// navigates, and the top-level names it references.
+type jsFunc struct {
+	nav   bool
+	calls []string
+}
+
+// How a top-level name is referenced.
+const (
+	refForced uint8 = 1 << iota
+	refGesture
+)
+
+// gestureEvents are the events that carry a user gesture (transient
+// activation): a navigation in their handlers is one the user asked for.
+var gestureEvents = map[string]bool{
+	"click": true, "dblclick": true, "mousedown": true, "mouseup": true, "pointerdown": true, "pointerup": true,
+	"touchstart": true, "touchend": true, "keydown": true, "keyup": true, "submit": true,
+}
+
+// eventContext is the context of a handler of the event ev (lower case).
+func eventContext(ev string) jsCtx {
+	if gestureEvents[ev] {
+		return ctxGesture
+	}
+	return ctxForced
+}
+
+// readScript parses src (a handler or javascript: URL body when inline: a
+// function body whose declarations are local) and reads it in context c.
+func (a *analysis) readScript(src []byte, c jsCtx, inline bool, depth int) {
+	if !a.enter(depth) || a.done() || len(bytes.TrimSpace(src)) == 0 || !a.judge && !mayWriteMarkup(src) {
+		return
+	}
+	if a.observe != nil {
+		a.observe(src, inline)
+	}
+	ast, err := parseJS(src, inline)
+	if err != nil {
+		a.found |= Unreadable
+		return
+	}
+	s := newScript(a, ast, inline, depth)
+	s.run(c)
+}
+
+// mayWriteMarkup reports script that may hand markup to the document
+// (document.write, innerHTML and kin, srcdoc, escaped names): the only
+// script Insecure alone needs to read.
+func mayWriteMarkup(src []byte) bool {
+	return bytes.Contains(src, []byte("write")) || bytes.Contains(src, []byte("HTML")) ||
+		bytes.Contains(src, []byte("srcdoc")) || bytes.IndexByte(src, '\\') >= 0
+}
+
+// macro matches the ad-server macros a creative carries until the exchange
+// or the ad server fills them in (%%CLICK_URL_UNESC%%, ${AUCTION_PRICE}).
+var macro = regexp.MustCompile(`%%[A-Za-z0-9_:.\-]+%%|\$\{[A-Z0-9_]+\}`)
+
+// parseJS parses src; when it does not parse, it is parsed again with its
+// macros replaced by a number, as they will be once filled in.
+func parseJS(src []byte, inline bool) (*js.AST, error) {
+	ast, err := parseJSOnce(src, inline)
+	if err != nil && macro.Match(src) {
+		if ast2, err2 := parseJSOnce(macro.ReplaceAll(src, []byte("0")), inline); err2 == nil {
+			return ast2, nil
+		}
+	}
+	return ast, err
+}
+
+func parseJSOnce(src []byte, inline bool) (ast *js.AST, err error) {
+	// The parser writes a NUL after its input: it gets a copy.
+	buf := make([]byte, len(src), len(src)+1)
+	copy(buf, src)
+	return js.Parse(parse.NewInputBytes(buf), js.Options{Inline: inline})
+}
+
+// script is one parsed script and what the analysis knows of its bindings.
+type script struct {
+	a      *analysis
+	ast    *js.AST
+	depth  int
+	global map[*js.Var]bool     // var and function declarations of the global scope
+	init   map[*js.Var]js.IExpr // the initializer or assigned values of each binding
+	writes map[*js.Var]int      // assignments to each binding besides its initializer
+	inline bool                 // a handler or javascript: URL body (this is not the window)
+
+	// thisWindow: the node being read is outside every function (arrows
+	// aside) of a script element, where this is the window.
+	thisWindow bool
+}
+
+func newScript(a *analysis, ast *js.AST, inline bool, depth int) *script {
+	s := &script{a: a, ast: ast, depth: depth, global: map[*js.Var]bool{}, init: map[*js.Var]js.IExpr{}, writes: map[*js.Var]int{}, inline: inline}
+	if !inline {
+		for _, v := range ast.BlockStmt.Scope.Declared {
+			if v.Decl == js.VariableDecl || v.Decl == js.FunctionDecl {
+				s.global[v] = true
+			}
+		}
+	}
+	js.Walk(bindings{s}, ast)
+	return s
+}
+
+// bindings collects initializers and assignments of plain bindings.
+type bindings struct{ s *script }
+
+func (b bindings) Enter(n js.INode) js.IVisitor {
+	switch n := n.(type) {
+	case *js.BindingElement:
+		if v, ok := n.Binding.(*js.Var); ok && n.Default != nil {
+			b.s.setInit(root(v), n.Default)
+		}
+	case *js.BinaryExpr:
+		if v, ok := n.X.(*js.Var); ok && isAssign(n.Op) {
+			v = root(v)
+			b.s.writes[v]++
+			if _, ok := b.s.init[v]; !ok {
+				b.s.init[v] = n.Y
+			} else if isWindow(b.s, n.Y, 0) {
+				b.s.init[v] = n.Y // an alias of the window wins
+			}
+		}
+	}
+	return b
+}
+
+func (b bindings) Exit(js.INode) {}
+
+func (s *script) setInit(v *js.Var, e js.IExpr) {
+	if _, ok := s.init[v]; ok {
+		s.writes[v]++
+	}
+	if _, ok := s.init[v]; !ok || isWindow(s, e, 0) {
+		s.init[v] = e
+	}
+}
+
+// root follows a use to the variable it was merged into.
+func root(v *js.Var) *js.Var {
+	for v.Link != nil {
+		v = v.Link
+	}
+	return v
+}
+
+// globalName returns the page-global name v refers to: undeclared, or
+// declared with var or function at a script's top level ("" otherwise).
+func (s *script) globalName(v *js.Var) string {
+	v = root(v)
+	if v.Decl == js.NoDecl || s.global[v] {
+		return identName(v.Data)
+	}
+	return ""
+}
+
+// run reads the script's statements in c; top-level functions are
+// registered by name and read in their own context.
+func (s *script) run(c jsCtx) {
+	w := &walker{s: s, c: c}
+	for _, st := range s.ast.BlockStmt.List {
+		if c.kind == kForced && len(s.global) > 0 {
+			if s.topFunction(st) {
+				continue
+			}
+		}
+		js.Walk(w, st)
+	}
+}
+
+// topFunction registers a top-level function declaration (or a var bound to
+// a function expression) and reads its body in its own context.
+func (s *script) topFunction(st js.IStmt) bool {
+	var name string
+	var body js.INode
+	switch st := st.(type) {
+	case *js.FuncDecl:
+		if st.Name == nil {
+			return false
+		}
+		name, body = identName(st.Name.Data), st
+	case *js.VarDecl:
+		if len(st.List) != 1 || st.TokenType != js.VarToken {
+			return false
+		}
+		v, ok := st.List[0].Binding.(*js.Var)
+		if !ok {
+			return false
+		}
+		switch f := st.List[0].Default.(type) {
+		case *js.FuncDecl, *js.ArrowFunc:
+			name, body = identName(v.Data), f
+		default:
+			return false
+		}
+	default:
+		return false
+	}
+	a := s.a
+	if a.funcs == nil {
+		a.funcs, a.refs = map[string]*jsFunc{}, map[string]uint8{}
+	}
+	f := a.funcs[name]
+	if f == nil {
+		f = &jsFunc{}
+		a.funcs[name] = f
+	}
+	fw := &walker{s: s, c: jsCtx{kind: kFunc, fn: f}, fnDepth: 1}
+	switch b := body.(type) {
+	case *js.FuncDecl:
+		js.Walk(fw, &b.Params)
+		js.Walk(fw, &b.Body)
+	default:
+		js.Walk(fw, b)
+	}
+	return true
+}
+
+// forcedFunctionNavigates resolves the top-level functions: one referenced
+// without a gesture, never referenced (its callers cannot be followed), or
+// called from such a function runs without a gesture; true when one of
+// those navigates.
+func (a *analysis) forcedFunctionNavigates() bool {
+	var queue []string
+	seen := map[string]bool{}
+	for name := range a.funcs {
+		if r := a.refs[name]; r&refForced != 0 || r == 0 {
+			queue = append(queue, name)
+			seen[name] = true
+		}
+	}
+	for len(queue) > 0 {
+		name := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		f := a.funcs[name]
+		if f.nav {
+			return true
+		}
+		for _, c := range f.calls {
+			if _, ok := a.funcs[c]; ok && !seen[c] {
+				seen[c] = true
+				queue = append(queue, c)
+			}
+		}
+	}
+	return false
+}
+
+// identName is an identifier with its \u escapes undone. Without escapes
+// it views b without copying: the parsed script's buffer is never written
+// and outlives the analysis that holds the name.
+func identName(b []byte) string {
+	if bytes.IndexByte(b, '\\') < 0 {
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return unescapeJS(string(b))
+}
+
+// isAssign reports the assignment operators, logical ones included.
+func isAssign(op js.TokenType) bool {
+	switch op {
+	case js.EqToken, js.AddEqToken, js.SubEqToken, js.MulEqToken, js.DivEqToken, js.ModEqToken, js.ExpEqToken,
+		js.LtLtEqToken, js.GtGtEqToken, js.GtGtGtEqToken, js.BitAndEqToken, js.BitOrEqToken, js.BitXorEqToken,
+		js.AndEqToken, js.OrEqToken, js.NullishEqToken:
+		return true
+	}
+	return false
+}
+
+// windowNames are the globals that are the window (or, for document, hold
+// its location).
+var windowNames = map[string]bool{
+	"window": true, "top": true, "parent": true, "self": true, "frames": true, "globalThis": true,
+	"document": true, "content": true, "opener": true, "defaultView": true,
+}
+
+// maxResolve bounds how far aliases and constants are followed.
+const maxResolve = 16
+
+// unwrap removes parentheses and comma sequences: (0, x) is x.
+func unwrap(e js.IExpr) js.IExpr {
+	for {
+		switch g := e.(type) {
+		case *js.GroupExpr:
+			e = g.X
+		case *js.CommaExpr:
+			if len(g.List) == 0 {
+				return e
+			}
+			e = g.List[len(g.List)-1]
+		default:
+			return e
+		}
+	}
+}
+
+// isWindow reports an expression that is the window (or document) under
+// any alias the script resolves.
+func isWindow(s *script, e js.IExpr, depth int) bool {
+	if depth > maxResolve {
+		return false
+	}
+	switch e := unwrap(e).(type) {
+	case *js.LiteralExpr:
+		return e.TokenType == js.ThisToken && s.thisWindow
+	case js.LiteralExpr:
+		return e.TokenType == js.ThisToken && s.thisWindow
+	case *js.Var:
+		if n := s.globalName(e); n != "" {
+			if windowNames[n] {
+				return true
+			}
+		}
+		if init, ok := s.init[root(e)]; ok {
+			return isWindow(s, init, depth+1)
+		}
+	case *js.DotExpr:
+		x, name, ok := member(s, e)
+		return ok && windowNames[name] && isWindow(s, x, depth+1)
+	case *js.IndexExpr: // the object first: a key is evaluated only on the window
+		if !isWindow(s, e.X, depth+1) {
+			return false
+		}
+		_, name, ok := member(s, e)
+		return ok && windowNames[name]
+	case *js.CondExpr:
+		return isWindow(s, e.X, depth+1) || isWindow(s, e.Y, depth+1)
+	case *js.BinaryExpr:
+		switch e.Op {
+		case js.OrToken, js.AndToken, js.NullishToken:
+			return isWindow(s, e.X, depth+1) || isWindow(s, e.Y, depth+1)
+		}
+		if isAssign(e.Op) {
+			return isWindow(s, e.Y, depth+1)
+		}
+	}
+	return false
+}
+
+// member splits a member access into its object and its constant property
+// name (dotted, or in brackets of a constant value).
+func member(s *script, e js.IExpr) (x js.IExpr, name string, ok bool) {
+	switch e := e.(type) {
+	case *js.DotExpr:
+		if l, isLit := e.Y.(js.LiteralExpr); isLit {
+			return e.X, identName(l.Data), true
+		}
+	case *js.IndexExpr:
+		if v, exact := s.constant(e.Y); exact {
+			return e.X, v, true
+		}
+	}
+	return nil, "", false
+}
+
+// isLocation reports an expression that is the page's location object.
+func isLocation(s *script, e js.IExpr, depth int) bool {
+	if depth > maxResolve {
+		return false
+	}
+	switch e := unwrap(e).(type) {
+	case *js.Var:
+		if s.globalName(e) == "location" {
+			return true
+		}
+		if init, ok := s.init[root(e)]; ok {
+			return isLocation(s, init, depth+1)
+		}
+	case *js.DotExpr:
+		x, name, ok := member(s, e)
+		return ok && name == "location" && isWindow(s, x, depth+1)
+	case *js.IndexExpr:
+		if !isWindow(s, e.X, depth+1) {
+			return false
+		}
+		_, name, ok := member(s, e)
+		return ok && name == "location"
+	case *js.CondExpr:
+		return isLocation(s, e.X, depth+1) || isLocation(s, e.Y, depth+1)
+	}
+	return false
+}
+
+// navProps are the properties of location whose assignment loads a page
+// (hash only scrolls).
+var navProps = map[string]bool{
+	"href": true, "pathname": true, "search": true, "host": true, "hostname": true, "protocol": true, "port": true,
+}
+
+// isNavTarget reports an assignment target that navigates: the location
+// object, one of its navigating properties, or a destructuring pattern
+// holding one.
+func isNavTarget(s *script, e js.IExpr) bool {
+	e = unwrap(e)
+	switch e := e.(type) {
+	case *js.Var:
+		// Assigning a binding rebinds it: only the global location navigates.
+		return s.globalName(e) == "location"
+	case *js.DotExpr, *js.IndexExpr:
+		if isLocation(s, e, 0) {
+			return true
+		}
+		if ix, isIndex := e.(*js.IndexExpr); isIndex && !isLocation(s, ix.X, 0) {
+			return false
+		}
+		x, name, ok := member(s, e)
+		return ok && navProps[name] && isLocation(s, x, 0)
+	case *js.ArrayExpr:
+		for _, el := range e.List {
+			if el.Value != nil && isNavTarget(s, defaultTarget(el.Value)) {
+				return true
+			}
+		}
+	case *js.ObjectExpr:
+		for _, p := range e.List {
+			if p.Value != nil && isNavTarget(s, defaultTarget(p.Value)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// defaultTarget is the target of a destructuring element with a default
+// (`[a = 1] = x`).
+func defaultTarget(e js.IExpr) js.IExpr {
+	if b, ok := e.(*js.BinaryExpr); ok && b.Op == js.EqToken {
+		return b.X
+	}
+	return e
+}
+
+// bindsGlobalLocation reports a binding pattern that declares the page's
+// location (a top-level `var location = u`).
+func bindsGlobalLocation(s *script, b js.IBinding) bool {
+	switch b := b.(type) {
+	case *js.Var:
+		return s.globalName(b) == "location"
+	case *js.BindingArray:
+		for _, el := range b.List {
+			if el.Binding != nil && bindsGlobalLocation(s, el.Binding) {
+				return true
+			}
+		}
+	case *js.BindingObject:
+		for _, it := range b.List {
+			if it.Value.Binding != nil && bindsGlobalLocation(s, it.Value.Binding) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isGlobalName reports a global (or window member) named one of names.
+func isGlobalName(s *script, e js.IExpr, names ...string) (string, bool) {
+	e = unwrap(e)
+	var n string
+	switch e := e.(type) {
+	case *js.Var:
+		n = s.globalName(e)
+	case *js.DotExpr, *js.IndexExpr:
+		x, name, ok := member(s, e)
+		if !ok || !isWindow(s, x, 0) {
+			return "", false
+		}
+		n = name
+	}
+	for _, want := range names {
+		if n == want && n != "" {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+// lowerEvents returns the events of a listener registration's first
+// argument ("click touchend" in jQuery), lower case, without an "on"
+// prefix when strip.
+func lowerEvents(v string, strip bool) []string {
+	f := strings.Fields(strings.ToLower(v))
+	for i, e := range f {
+		if j := strings.IndexByte(e, '.'); j >= 0 { // jQuery namespaces
+			e = e[:j]
+		}
+		if strip {
+			e = strings.TrimPrefix(e, "on")
+		}
+		f[i] = e
+	}
+	return f
+}
+
+// eventsContext is the context of a handler of all of events: a gesture
+// only when every one carries a gesture.
+func eventsContext(events []string) jsCtx {
+	if len(events) == 0 {
+		return ctxForced
+	}
+	for _, e := range events {
+		if !gestureEvents[e] {
+			return ctxForced
+		}
+	}
+	return ctxGesture
+}
