@@ -16,8 +16,9 @@ func markupBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), le
 // admReading is the reading of a bid's adm: its media type (mtype, else its
 // imp's only offered type) decides: a banner is HTML whatever its first
 // bytes, video and audio are VAST, native is native JSON. When nothing
-// tells, every reading that applies (markup.Sniff).
-func admReading(in *engine.Input, b *engine.Bid, adm []byte) markup.Reading {
+// tells, 0: readMarkup then reads it under every reading that applies
+// (markup.Sniff, which reads the bytes and so runs only on a cache miss).
+func admReading(in *engine.Input, b *engine.Bid) markup.Reading {
 	m := mtypeMedia(b.MType)
 	if b.MType == 0 && in != nil {
 		if imp := in.ImpByID(b.ImpID); imp != nil {
@@ -32,5 +33,5 @@ func admReading(in *engine.Input, b *engine.Bid, adm []byte) markup.Reading {
 	case mediaNative:
 		return markup.Native
 	}
-	return markup.Sniff(adm)
+	return 0
 }

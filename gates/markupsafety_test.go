@@ -237,7 +237,7 @@ func TestMarkupSafetyOrderAndOptions(t *testing.T) {
 	configError(t, "markupSafety", `{extraPatterns: ["a(b"]}`, "extraPatterns[0]: error parsing regexp")
 	configError(t, "markupSafety", `{maxAdm: 5}`, `unknown option "maxAdm"`)
 	configError(t, "markupSafety", `{maxDepth: 0}`, "maxDepth must be in 1..64, got 0")
-	configError(t, "markupSafety", `{maxDepth: 65, maxDecodedBytes: -1}`, "maxDecodedBytes must be > 0, got -1")
+	configError(t, "markupSafety", `{maxDepth: 65, maxDecodedBytes: -1}`, "maxDecodedBytes must be in 1..1073741824, got -1")
 
 	// The nesting limit is an option: 3 srcdoc levels pass at maxDepth 3
 	// (the document itself is level 0), 4 are unreadable.

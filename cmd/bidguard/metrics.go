@@ -1,6 +1,11 @@
 package main
 
-import "github.com/bidguard/bidguard/rtb"
+import (
+	"github.com/VictoriaMetrics/metrics"
+	"github.com/bidguard/bidguard/gates"
+	"github.com/bidguard/bidguard/gates/verdictcache"
+	"github.com/bidguard/bidguard/rtb"
+)
 
 // serveMetricHelp is the # HELP text of the families serve registers in
 // the bid path's set (rtb describes its own).
@@ -10,6 +15,23 @@ var serveMetricHelp = map[string]string{
 	"bidguard_audit_records_total":           "Audit records, by state (written, dropped, gap, recovered).",
 	"bidguard_quarantined_seats":             "Seats quarantined now, quarantine.seats included.",
 	"bidguard_quarantine_transitions_total":  "Seat quarantine transitions, by signal and the state entered (quarantined, released, refused by the safety valve).",
+	"bidguard_markup_cache_hits_total":       "Creatives the markup gates found in their verdict cache (read before).",
+	"bidguard_markup_cache_misses_total":     "Creatives the markup gates read because their verdict cache did not hold them.",
+	"bidguard_markup_cache_evictions_total":  "Verdicts the markup gates' cache dropped to make room.",
+	"bidguard_markup_cache_entries":          "Verdicts the markup gates' cache holds.",
+}
+
+// registerMarkupCache exposes the markup gates' verdict cache counters
+// (hit rate: hits / (hits + misses)), read when scraped.
+func registerMarkupCache(set *metrics.Set) {
+	for name, read := range map[string]func(verdictcache.Stats) float64{
+		"bidguard_markup_cache_hits_total":      func(st verdictcache.Stats) float64 { return float64(st.Hits) },
+		"bidguard_markup_cache_misses_total":    func(st verdictcache.Stats) float64 { return float64(st.Misses) },
+		"bidguard_markup_cache_evictions_total": func(st verdictcache.Stats) float64 { return float64(st.Evictions) },
+		"bidguard_markup_cache_entries":         func(st verdictcache.Stats) float64 { return float64(st.Entries) },
+	} {
+		set.GetOrCreateGauge(name, func() float64 { return read(gates.MarkupCacheStats()) })
+	}
 }
 
 // describeServeMetrics gives serve's families their # HELP text.

@@ -405,7 +405,11 @@ func TestServeQuarantine(t *testing.T) {
 	require.Equal(t, 200, code)
 	require.Equal(t, 1, st.QuarantinedSeats)
 	require.Equal(t, "s1", st.Seats[0].Seat)
-	require.Equal(t, 1.0, metricValue(t, s.admin, `bidguard_quarantine_transitions_total{signal="price",to="quarantined"}`))
+	// The detector counts a transition after it is in force (its event
+	// follows the state change), so a bid may see it first.
+	require.Eventually(t, func() bool {
+		return metricValue(t, s.admin, `bidguard_quarantine_transitions_total{signal="price",to="quarantined"}`) == 1
+	}, 10*time.Second, 10*time.Millisecond)
 	require.Equal(t, 0, stop())
 	require.Contains(t, s.stderr.String(), "quarantine detector starting clean")
 	require.Len(t, ofKind(auditLines(t, filepath.Join(dir, "audit.log")), "quarantine"), 1)

@@ -108,6 +108,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 		return fail(err)
 	}
 	describeServeMetrics(srv)
+	registerMarkupCache(srv.Metrics())
 	reloads := newReloadMeters(srv.Metrics())
 	reloads.ok.Set(1) // the startup load succeeded
 	quar.register(srv.Metrics())

@@ -46,6 +46,9 @@ type Limits struct {
 	MaxDecodedBytes int
 }
 
+// MaxDecodedBytesLimit is the largest MaxDecodedBytes Validate accepts (1 GiB).
+const MaxDecodedBytesLimit = 1 << 30
+
 // DefaultLimits are the limits of the gates' default configuration.
 var DefaultLimits = Limits{MaxDepth: 8, MaxDecodedBytes: 4 << 20}
 
@@ -55,8 +58,8 @@ func (l Limits) Validate() error {
 	if l.MaxDepth < 1 || l.MaxDepth > 64 {
 		errs = append(errs, fmt.Errorf("maxDepth must be in 1..64, got %d", l.MaxDepth))
 	}
-	if l.MaxDecodedBytes < 1 {
-		errs = append(errs, fmt.Errorf("maxDecodedBytes must be > 0, got %d", l.MaxDecodedBytes))
+	if l.MaxDecodedBytes < 1 || l.MaxDecodedBytes > MaxDecodedBytesLimit {
+		errs = append(errs, fmt.Errorf("maxDecodedBytes must be in 1..%d, got %d", MaxDecodedBytesLimit, l.MaxDecodedBytes))
 	}
 	return errors.Join(errs...)
 }
