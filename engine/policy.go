@@ -328,6 +328,15 @@ func checkNames(file, where string, gates []*GateEntry) []error {
 	return errs
 }
 
+// optionsError places an options block's error: a wrong type names its
+// own file, line and key path; anything else is prefixed with the entry.
+func optionsError(loc, block string, err error) error {
+	if ke := (*config.KeyError)(nil); errors.As(err, &ke) {
+		return err
+	}
+	return fmt.Errorf("%s: %s: %w", loc, block, err)
+}
+
 func buildEntry(reg Registry, gc config.GateConfig, over *config.GateOverride, file, path string, env Env) (*GateEntry, error) {
 	loc := fmt.Sprintf("%s:%d: %s", file, gc.Line(), path)
 	f, ok := reg[gc.Gate]
@@ -352,12 +361,13 @@ func buildEntry(reg Registry, gc config.GateConfig, over *config.GateOverride, f
 	var opts any
 	if f.Options != nil {
 		opts = f.Options()
-		if err := config.DecodeOptions(file, &gc.Options, opts); err != nil {
-			return nil, fmt.Errorf("%s: options: %w", loc, err)
+		keyPath := strings.ReplaceAll(path, ": ", ".")
+		if err := config.DecodeOptionsAt(file, keyPath+".options", &gc.Options, opts); err != nil {
+			return nil, optionsError(loc, "options", err)
 		}
 		if over != nil {
-			if err := config.DecodeOptions(file, &over.Options, opts); err != nil {
-				return nil, fmt.Errorf("%s: gateOptions: %w", loc, err)
+			if err := config.DecodeOptionsAt(file, keyPath+".gateOptions.options", &over.Options, opts); err != nil {
+				return nil, optionsError(loc, "gateOptions", err)
 			}
 		}
 	} else if config.HasOptions(&gc.Options) || (over != nil && config.HasOptions(&over.Options)) {

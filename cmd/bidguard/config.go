@@ -30,10 +30,16 @@ func loadSnapshot(path string) (*engine.Snapshot, error) {
 			err = unreadable{err}
 		}
 	}
-	if err != nil {
+	if err != nil && cfg == nil {
 		return nil, err
 	}
-	return engine.Compile(cfg, name, data, registry())
+	// A config with errors is compiled too, so that the gates' own
+	// errors are listed with them in one pass.
+	snap, cerr := engine.Compile(cfg, name, data, registry())
+	if err != nil {
+		return nil, errors.Join(err, cerr)
+	}
+	return snap, cerr
 }
 
 // unreadable marks an error reading the config file itself rather than
@@ -79,6 +85,9 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "config %s is valid (version %s)\n", displayName(*path), snap.Version)
 	for _, w := range snap.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
+	}
+	if len(snap.Config.Upstreams) == 0 {
+		fmt.Fprintln(stderr, "warning: no upstreams configured: serve answers every bid request 404 unless started with --upstream URL or --demo")
 	}
 	fmt.Fprint(stdout, snap.Describe())
 	return 0
