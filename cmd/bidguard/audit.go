@@ -113,14 +113,11 @@ func configRecord(snap *engine.Snapshot, reason, cfgPath string) *audit.Record {
 	return &audit.Record{Kind: audit.KindConfig, Policy: snap.Version, Reason: reason + ": " + displayName(cfgPath)}
 }
 
-// runAudit is `bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...`: 0 intact,
+// runAudit is `bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...`
+// (args after verify): 0 intact,
 // 1 a break (the first printed as <file>:<line>: <what>), 2 unreadable or
 // bad flags. A summary of what was verified goes to stdout.
 func runAudit(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprint(stderr, "usage: bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...\n")
-		return 2
-	}
 	fs := newFlags("audit verify")
 	keyFile := fs.String("key-file", "", "the HMAC key file of the log (audit.keyFile); without it, plain SHA-256")
 	anchors := map[uint64][32]byte{}
@@ -129,9 +126,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		anchors[seq] = mac
 		return err
 	})
-	if err := fs.Parse(args[1:]); err != nil {
-		fmt.Fprintf(stderr, "audit verify: %v\n", flagErr(err, fs))
-		return 2
+	if code, ok := parseFlags(fs, args, true, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprint(stderr, "audit verify: no file given\n")

@@ -186,9 +186,9 @@ func auditServeConfig(maxPrice string) string {
 func startServeStoppable(t *testing.T, config, upstream string) (served, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &out, &errOut) }()
+	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &errOut) }()
 	stop := func() int {
 		cancel()
 		select {
@@ -200,11 +200,7 @@ func startServeStoppable(t *testing.T, config, upstream string) (served, func() 
 		}
 	}
 	t.Cleanup(func() { cancel() })
-	var m []string
-	require.Eventually(t, func() bool {
-		m = servingLine.FindStringSubmatch(out.String())
-		return m != nil
-	}, 10*time.Second, 10*time.Millisecond, "stderr: %s", errOut.String())
+	m := waitServing(t, &errOut, nil)
 	return served{addr: m[1], admin: m[2], stderr: &errOut}, stop
 }
 

@@ -144,13 +144,44 @@ func TestVersion(t *testing.T) {
 	require.Regexp(t, `^bidguard \S+ go\S+ config [0-9a-f]{12}\n$`, out)
 }
 
-// TestHelpListsFlags: -h on a command prints its flags with their help on
-// stderr (exit 2, as for any flag error).
-func TestHelpListsFlags(t *testing.T) {
+// TestHelp: help and -h on every command and subcommand print its usage
+// and flags on stdout, exit 0; a usage error is one line on stderr, exit 2.
+func TestHelp(t *testing.T) {
 	for cmd, flag := range map[string]string{"serve": "-listen", "check": "-config", "audit verify": "-key-file", "version": "-config", "config validate": "-config"} {
-		code, _, errOut := runCmd(append(strings.Fields(cmd), "-h")...)
+		for _, h := range []string{"-h", "--help", "help"} {
+			code, out, errOut := runCmd(append(strings.Fields(cmd), h)...)
+			require.Equal(t, 0, code, cmd)
+			require.Empty(t, errOut, cmd)
+			require.Contains(t, out, "usage:\n  bidguard "+cmd+" ", cmd)
+			require.Contains(t, out, "\nflags:\n", cmd)
+			require.Contains(t, out, "  "+flag+" ", cmd)
+		}
+		code, out, errOut := runCmd(append(strings.Fields(cmd), "--bogus")...)
 		require.Equal(t, 2, code, cmd)
-		require.Contains(t, errOut, cmd+": flags:\n", cmd)
-		require.Contains(t, errOut, "  "+flag+" ", cmd)
+		require.Empty(t, out)
+		require.Equal(t, cmd+": flag provided but not defined: -bogus (bidguard "+cmd+" -h: usage)\n", errOut)
+	}
+	for args, want := range map[string]string{"config -h": "config validate", "config help": "config validate",
+		"audit --help": "audit verify", "help config": "config validate"} {
+		code, out, errOut := runCmd(strings.Fields(args)...)
+		require.Equal(t, 0, code, args)
+		require.Empty(t, errOut, args)
+		require.Contains(t, out, "usage:\n  bidguard "+want+" ", args)
+	}
+	for _, args := range [][]string{{"-h"}, {"help"}, {"--help"}} {
+		code, out, _ := runCmd(args...)
+		require.Equal(t, 0, code)
+		for _, c := range []string{"serve", "check", "config validate", "audit verify", "version"} {
+			require.Contains(t, out, "  bidguard "+c+" ")
+		}
+	}
+	code, out, _ := runCmd("help", "serve")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "-log-format")
+	for _, args := range [][]string{{}, {"config"}, {"config", "nope"}, {"audit"}, {"nope"}} {
+		code, out, errOut := runCmd(args...)
+		require.Equal(t, 2, code, args)
+		require.Empty(t, out, args)
+		require.Contains(t, errOut, "usage:", args)
 	}
 }

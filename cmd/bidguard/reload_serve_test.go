@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -30,7 +29,7 @@ const (
 
 // reloadServeConfig polls every 20 ms (pollMs) and caps the bid price.
 func reloadServeConfig(pollMs, maxPrice string) string {
-	return "listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nreloadPollMs: " + pollMs + "\nseatsDir: seats\n" +
+	return "listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nreloadPollMs: " + pollMs + "\nseatsDir: seats\nshutdown: {drainMs: 0}\n" +
 		"policy:\n  gates:\n    - gate: impidMatch\n    - {gate: bidSanity, options: {maxPrice: " + maxPrice + "}}\n"
 }
 
@@ -65,9 +64,9 @@ type served struct {
 func startServe(t *testing.T, config, upstream string) served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &out, &errOut) }()
+	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &errOut) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -77,11 +76,7 @@ func startServe(t *testing.T, config, upstream string) served {
 			t.Error("serve did not stop")
 		}
 	})
-	var m []string
-	require.Eventually(t, func() bool {
-		m = servingLine.FindStringSubmatch(out.String())
-		return m != nil
-	}, 10*time.Second, 10*time.Millisecond, "stderr: %s", errOut.String())
+	m := waitServing(t, &errOut, nil)
 	return served{addr: m[1], admin: m[2], stderr: &errOut}
 }
 
@@ -224,15 +219,10 @@ func TestServeSIGHUP(t *testing.T) {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeHelperProcess$", "--",
 		"serve", "--config", path, "--upstream", fakeBidder(t))
 	cmd.Env = append(os.Environ(), "BIDGUARD_SERVE_HELPER=1")
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err, "stderr: %s", stderr.String())
-	m := servingLine.FindStringSubmatch(line)
-	require.NotNil(t, m, line)
+	m := waitServing(t, &stderr, nil)
 	s := served{addr: m[1], admin: m[2], stderr: &stderr}
 
 	code, _, v1 := bid(t, s.addr)
