@@ -228,6 +228,7 @@ seats:
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(dir, "log", "audit.log"), opt.Path)
 	require.Equal(t, []byte("0123456789abcdef0123456789abcdef"), opt.Key)
+	require.Equal(t, filepath.Join(dir, "audit.key"), opt.KeyFile, "for the warning when others may read it")
 	require.Equal(t, 8, opt.FsyncEvery)
 	require.Equal(t, int64(64<<20), opt.SegmentBytes)
 	require.Equal(t, 65536, opt.Queue)

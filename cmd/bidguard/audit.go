@@ -146,7 +146,11 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &be):
 		fmt.Fprintln(stderr, be.Error())
-		fmt.Fprint(stdout, "broken; verified before the break: ")
+		if be.Segment > 0 {
+			fmt.Fprintf(stdout, "broken in segment %d (%s line %d); verified before the break: ", be.Segment, be.File, be.Line)
+		} else {
+			fmt.Fprintf(stdout, "broken (%s line %d); verified before the break: ", be.File, be.Line)
+		}
 		printSummary(stdout, sum)
 		return 1
 	case err != nil:
@@ -174,8 +178,10 @@ func parseAnchor(v string) (uint64, [32]byte, error) {
 	return seq, mac, nil
 }
 
+// printSummary prints what a verification saw; the segments are those
+// verified whole.
 func printSummary(w io.Writer, s audit.Summary) {
-	fmt.Fprintf(w, "%d records in %d segments", s.Records, s.Segments)
+	fmt.Fprintf(w, "%d records in %d complete segments", s.Records, s.Segments)
 	if s.Records == 0 {
 		fmt.Fprintln(w)
 		return
