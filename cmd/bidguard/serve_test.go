@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -87,6 +88,7 @@ func TestServeStartupErrors(t *testing.T) {
 		require.Less(t, time.Since(start), 5*time.Second)
 		return errOut
 	}
+	require.Contains(t, f(1, "--config", filepath.Join(dir, "broken.yaml")), `level=ERROR msg="serve: start-up failed" error=`)
 	require.Contains(t, f(1, "--config", filepath.Join(dir, "broken.yaml")), "nope")
 	require.Contains(t, f(1, "--config", filepath.Join(dir, "unknown.yaml")), "nope")
 	f(1, "--config", filepath.Join(dir, "missing.yaml"))
@@ -226,4 +228,49 @@ func f1(t *testing.T, path string) string {
 	code, _, errOut := runCmd("serve", "--config", path, "--upstream", "http://127.0.0.1:1/")
 	require.Equal(t, 1, code)
 	return errOut
+}
+
+// serve logs through slog: --log-format json makes every line a JSON
+// object (the banner included); --log-level error keeps info and warn out.
+func TestServeLogFlags(t *testing.T) {
+	run := func(f serveFlags) (*syncBuffer, func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var errOut syncBuffer
+		done := make(chan int, 1)
+		f.config = loopbackConfig(t)
+		go func() { done <- serve(ctx, f, nil, &errOut) }()
+		return &errOut, func() { cancel(); require.Equal(t, 0, <-done, errOut.String()) }
+	}
+	errOut, stop := run(serveFlags{logFormat: "json"})
+	require.Eventually(t, func() bool { return strings.Contains(errOut.String(), `"listen"`) }, 10*time.Second, 5*time.Millisecond)
+	stop()
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	for _, l := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &rec), l)
+		require.Contains(t, rec, "level")
+	}
+	require.Contains(t, errOut.String(), `"msg":"bidguard dev serving"`)
+	require.Contains(t, errOut.String(), `"level":"WARN","msg":"no upstreams configured`)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	admin := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	errOut, stop = run(serveFlags{logLevel: "error", admin: admin})
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond)
+	stop()
+	require.Empty(t, errOut.String(), "nothing at error level")
+
+	for _, args := range [][]string{{"--log-level", "loud"}, {"--log-format", "xml"}} {
+		code, _, errOut := runCmd(append([]string{"serve"}, args...)...)
+		require.Equal(t, 2, code)
+		require.Contains(t, errOut, "serve: "+args[0]+": ")
+	}
 }
