@@ -175,18 +175,25 @@ func TestServeReloadBrokenConfig(t *testing.T) {
 	require.NotEqual(t, v1, v)
 }
 
-func TestServeReloadListenRefused(t *testing.T) {
+// A reload that changes listen applies the rest of the file (maxPrice
+// here) and keeps listening where it listens; restart_required says so.
+func TestServeReloadListenKept(t *testing.T) {
 	path := reloadConfigDir(t, reloadServeConfig("20", "10"))
 	s := startServe(t, path, fakeBidder(t))
 	_, _, v1 := bid(t, s.addr)
 
 	cfg := strings.Replace(reloadServeConfig("20", "1"), "listen: 127.0.0.1:0", "listen: 127.0.0.1:1", 1)
 	writeAtomic(t, path, cfg)
-	waitMetrics(t, s, [4]float64{0, 0, 1, 0})
+	waitMetrics(t, s, [4]float64{0, 0, 1, 1})
 	code, _, v := bid(t, s.addr)
-	require.Equal(t, 200, code, "the old config stays, maxPrice included")
-	require.Equal(t, v1, v)
+	require.Equal(t, 204, code, "the new maxPrice applies, on the running listener")
+	require.NotEqual(t, v1, v)
 	require.Contains(t, s.stderr.String(), "keys=[listen]")
+	require.Equal(t, 1.0, metricValue(t, s.admin, "bidguard_config_restart_required"))
+
+	writeAtomic(t, path, reloadServeConfig("20", "1"))
+	waitMetrics(t, s, [4]float64{1, 0, 1, 1})
+	require.Zero(t, metricValue(t, s.admin, "bidguard_config_restart_required"), "listen is back to its running value")
 }
 
 func TestServeReloadSeatFile(t *testing.T) {
