@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Defaults of Options, those of DESIGN.md's audit block.
+// Defaults of Options, those of the config's audit block.
 const (
 	DefaultFsyncEvery   = 64
 	DefaultSegmentBytes = 64 << 20

@@ -1,6 +1,6 @@
 package main
 
-// The audit log's wiring (DESIGN.md "Audit log"): opening it from the
+// The audit log's wiring (docs/design.md "Audit log"): opening it from the
 // config, turning the engine's hits into records for serve's bid path and
 // for check --audit, and `bidguard audit verify`.
 
