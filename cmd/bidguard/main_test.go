@@ -138,6 +138,39 @@ func TestConfigValidate(t *testing.T) {
 	require.Contains(t, out, "rtb.tmax-guard")
 }
 
+// config validate lists every error of a file in one pass: the keys
+// checked without the gate registry, the gates' options, wrong types with
+// their key path, listen addresses.
+func TestConfigValidateOnePass(t *testing.T) {
+	dir := files(t, "t2.yaml", `listen: 127.0.0.1:99999
+upstreams: [{name: a, url: 'http://127.0.0.1:1/', onError: loud}]
+policy:
+  action: block
+  gates:
+    - {gate: bidSanity, options: {maxPrice: -1}}
+    - gate: latency
+      options: {maxMs: twenty}
+`)
+	code, out, errOut := runCmd("config", "validate", "--config", filepath.Join(dir, "t2.yaml"))
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	p := filepath.Join(dir, "t2.yaml")
+	for _, want := range []string{
+		p + `: listen: "127.0.0.1:99999": port 99999 is not in 1-65535`,
+		p + `: upstreams[0].onError: "loud" is not nobid or status`,
+		p + `: policy.action: "block" is not enforce or shadow`,
+		p + `:6: policy.gates[0] (bidSanity): maxPrice must be > 0 and finite`,
+		p + `:8: policy.gates[1].options.maxMs: want a number, got "twenty"`,
+	} {
+		require.Contains(t, errOut, want+"\n")
+	}
+	require.Equal(t, 5, strings.Count(errOut, "\n"), errOut)
+
+	code, _, errOut = runCmd("config", "validate")
+	require.Equal(t, 0, code)
+	require.Contains(t, errOut, "warning: no upstreams configured")
+}
+
 func TestVersion(t *testing.T) {
 	code, out, _ := runCmd("version")
 	require.Equal(t, 0, code)
