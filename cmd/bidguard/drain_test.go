@@ -161,3 +161,17 @@ func TestServeDrainEnds(t *testing.T) {
 	_, err = http.Get("http://" + m[1] + "/")
 	require.Error(t, err, "nothing listens any more")
 }
+
+// SIGINT (Ctrl-C at a terminal) stops at once, without the drain.
+func TestServeSIGINTSkipsDrain(t *testing.T) {
+	cmd, stderr, _, waited := startServeProcess(t, "60000")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	select {
+	case err := <-waited:
+		require.NoError(t, err, "exit 0; stderr: %s", stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("SIGINT waited for the drain; stderr: %s", stderr.String())
+	}
+	require.NotContains(t, stderr.String(), "draining")
+	require.Contains(t, stderr.String(), "stopped")
+}

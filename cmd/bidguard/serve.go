@@ -246,7 +246,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stderr io.Wr
 }
 
 // drain is the first phase of a graceful shutdown, after the first
-// signal: /readyz answers 503 at once, so the balancer stops sending new
+// SIGTERM (SIGINT, Ctrl-C at a terminal, skips it): /readyz answers 503 at once, so the balancer stops sending new
 // connections, while both listeners keep accepting and answering for
 // shutdown.drainMs (the config in use when the signal came); answers carry
 // Connection: close, so a client's next request opens a new connection,
@@ -254,7 +254,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stderr io.Wr
 // signal, ctx or a failed listener ends it early. It returns the exit
 // status so far (1 when a listener failed).
 func drain(ctx context.Context, srv *rtb.Server, ms int, sig os.Signal, term <-chan os.Signal, errc <-chan error, log *slog.Logger) int {
-	if ms <= 0 {
+	if ms <= 0 || sig == os.Interrupt {
 		log.Info("shutting down", "signal", sig.String())
 		return 0
 	}
