@@ -251,3 +251,24 @@ func TestServeSIGHUP(t *testing.T) {
 	require.NoError(t, cmd.Wait(), "exit 0 after a graceful shutdown; stderr: %s", stderr.String())
 	require.Contains(t, stderr.String(), "stopped")
 }
+
+// log.level applies at a reload: at error nothing of the rejection log
+// shows; back at info, it does.
+func TestServeReloadLogLevel(t *testing.T) {
+	cfg := reloadServeConfig("20", "1")
+	path := reloadConfigDir(t, cfg)
+	s := startServe(t, path, fakeBidder(t))
+	writeAtomic(t, path, cfg+"log: {level: error}\n")
+	waitMetrics(t, s, [4]float64{1, 0, 0, 1})
+	before := len(s.stderr.String())
+	code, rejected, _ := bid(t, s.addr)
+	require.Equal(t, 204, code)
+	require.Equal(t, "1", rejected)
+
+	writeAtomic(t, path, cfg+"log: {level: info}\n")
+	waitMetrics(t, s, [4]float64{2, 0, 0, 1})
+	require.NotContains(t, s.stderr.String()[before:], "bid rejected", "info is below error")
+	bid(t, s.addr)
+	require.Eventually(t, func() bool { return strings.Contains(s.stderr.String()[before:], `msg="bid rejected"`) },
+		5*time.Second, 5*time.Millisecond, s.stderr.String())
+}
