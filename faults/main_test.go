@@ -145,7 +145,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var servingLine = regexp.MustCompile(`serving" listen=(\S+) admin=(\S+)`)
+var servingLine = regexp.MustCompile(`msg=serving .*?listen=(\S+) admin=(\S+)`)
 
 // configYAML is a scenario's config file: loopback ports, the bidder at
 // /bid, short idle timeouts so that goroutines settle fast.

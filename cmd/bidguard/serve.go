@@ -221,7 +221,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stderr io.Wr
 	if len(cfg.Upstreams) == 0 {
 		log.Warn("no upstreams configured: every bid request is answered 404 (use --upstream URL or --demo)")
 	}
-	log.Info("bidguard "+version+" serving", "listen", ln.Addr().String(), "admin", aln.Addr().String(),
+	log.Info("serving", "version", version, "listen", ln.Addr().String(), "admin", aln.Addr().String(),
 		"config", snap.Version, "upstreams", len(cfg.Upstreams))
 
 	code := 0

@@ -37,7 +37,7 @@ func loopbackConfig(t *testing.T) string {
 }
 
 // servingLine is serve's start-up banner, a log line on stderr.
-var servingLine = regexp.MustCompile(`serving" listen=(\S+) admin=(\S+)`)
+var servingLine = regexp.MustCompile(`msg=serving .*?listen=(\S+) admin=(\S+)`)
 
 // waitServing waits for the banner in stderr, of a serve started in
 // process or as a child, and returns the matches: [1] the exchange
@@ -250,7 +250,7 @@ func TestServeLogFlags(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &rec), l)
 		require.Contains(t, rec, "level")
 	}
-	require.Contains(t, errOut.String(), `"msg":"bidguard dev serving"`)
+	require.Contains(t, errOut.String(), `"msg":"serving","version":"dev"`)
 	require.Contains(t, errOut.String(), `"level":"WARN","msg":"no upstreams configured`)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
