@@ -103,3 +103,34 @@ func TestEveryKeyIsShown(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedShowsDefaults: the values the embedded config shows are the
+// defaults (serve without --config runs it, so a value that differed
+// would silently become the default of that run).
+func TestEmbeddedShowsDefaults(t *testing.T) {
+	cfg, err := config.Parse(configs.DefaultName, configs.Default)
+	require.NoError(t, err)
+	got := *cfg
+	// What the file spells as an empty list or map, or as an explicit
+	// default of a pointer, the defaults leave nil.
+	if len(got.Upstreams) == 0 {
+		got.Upstreams = nil
+	}
+	if len(got.Seats) == 0 {
+		got.Seats = nil
+	}
+	if len(got.Quarantine.Seats) == 0 {
+		got.Quarantine.Seats = nil
+	}
+	if len(got.Policy.CurrencyRates) == 0 {
+		got.Policy.CurrencyRates = nil
+	}
+	if f := got.Policy.FailFast; f != nil && *f {
+		got.Policy.FailFast = nil
+	}
+	if r := got.Log.RejectionsPerSecond; r != nil && *r == config.DefaultRejectionsPerSecond {
+		got.Log.RejectionsPerSecond = nil
+	}
+	got.Policy.Gates = nil // the default policy: what the file is for
+	require.Equal(t, config.DefaultConfig(), got)
+}
