@@ -195,19 +195,15 @@ func HasOptions(node *yaml.Node) bool {
 	return node != nil && node.Kind != 0 && !(node.Kind == yaml.ScalarNode && node.Tag == "!!null")
 }
 
-// DecodeOptions strictly decodes a gate's options block into dst, a
-// pointer to the gate's options struct: every mapping key must name a
-// yaml-tagged field (recursively), and a struct is given a mapping. Errors
-// are "<name>:<line>: <problem>". A block not given leaves dst as it is.
-func DecodeOptions(name string, node *yaml.Node, dst any) error {
-	return DecodeOptionsAt(name, "options", node, dst)
-}
-
-// DecodeOptionsAt is DecodeOptions for the block at key path path
-// (policy.gates[2].options): a value of the wrong type is reported as a
-// *KeyError, "<name>:<line>: <path>.<key>: want ..., got ...", and when
-// there is one, only those are returned (errors.As finds a *KeyError).
-func DecodeOptionsAt(name, path string, node *yaml.Node, dst any) error {
+// DecodeOptions strictly decodes a gate's options block, found at key
+// path path (policy.gates[2].options), into dst, a pointer to the gate's
+// options struct: every mapping key must name a yaml-tagged field
+// (recursively), and a struct is given a mapping. Errors are
+// "<name>:<line>: <problem>"; a value of the wrong type is a *KeyError,
+// "<name>:<line>: <path>.<key>: want ..., got ...", and when there is one,
+// only those are returned (errors.As finds a *KeyError). A block not given
+// leaves dst as it is.
+func DecodeOptions(name, path string, node *yaml.Node, dst any) error {
 	if !HasOptions(node) {
 		return nil
 	}

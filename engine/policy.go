@@ -377,11 +377,11 @@ func buildEntry(reg Registry, gc config.GateConfig, over *config.GateOverride, f
 	var opts any
 	if f.Options != nil {
 		opts = f.Options()
-		if err := config.DecodeOptionsAt(file, keys.options, &gc.Options, opts); err != nil {
+		if err := config.DecodeOptions(file, keys.options, &gc.Options, opts); err != nil {
 			return nil, optionsError(loc, "options", err)
 		}
 		if over != nil {
-			if err := config.DecodeOptionsAt(file, keys.over, &over.Options, opts); err != nil {
+			if err := config.DecodeOptions(file, keys.over, &over.Options, opts); err != nil {
 				return nil, optionsError(loc, "gateOptions", err)
 			}
 		}
