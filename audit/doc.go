@@ -1,5 +1,5 @@
-// Package audit is bidguard's tamper-evident audit log (DESIGN.md "Audit
-// log"): the record format, the hash chain, the writer and verification.
+// Package audit is bidguard's tamper-evident audit log (docs/design.md
+// "Audit log"): the record format, the hash chain, the writer and verification.
 // It imports only the standard library; cmd/bidguard turns the engine's
 // verdicts into records.
 //

@@ -13,6 +13,17 @@ const (
 	maxKeyFile  = 4096
 )
 
+// KeyFileExposed reports whether group or others may read the key file at
+// path (mode & 0o044), with its permission bits; false when it cannot be
+// stat'ed (reading it reports that).
+func KeyFileExposed(path string) (os.FileMode, bool) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0, false
+	}
+	return fi.Mode().Perm(), fi.Mode().Perm()&0o044 != 0
+}
+
 // ReadKeyFile reads an HMAC key: the file's bytes as they are, except one
 // trailing line end ("\n" or "\r\n"), which is removed so that a key
 // written by echo or an editor is the same key as one written by printf.

@@ -12,7 +12,7 @@ import (
 	"time"
 )
 
-// Defaults of Options, those of DESIGN.md's audit block.
+// Defaults of Options, those of the config's audit block.
 const (
 	DefaultFsyncEvery   = 64
 	DefaultSegmentBytes = 64 << 20
@@ -54,6 +54,9 @@ type Options struct {
 	Path string
 	// Key is the HMAC-SHA256 key; empty means plain SHA-256.
 	Key []byte
+	// KeyFile is the file Key was read from, if any: Open warns when
+	// group or others may read it (KeyFileExposed).
+	KeyFile string
 	// FsyncEvery is the number of written records after which an fsync
 	// begins (one also begins 100 ms after a write); at most one is in
 	// flight.
@@ -180,6 +183,12 @@ func Open(opt Options) (*Log, error) {
 	}
 	if l.log == nil {
 		l.log = slog.Default()
+	}
+	if opt.KeyFile != "" {
+		if mode, exposed := KeyFileExposed(opt.KeyFile); exposed {
+			l.log.Warn("audit key file is readable by group or others: anyone who reads it can forge the chain; chmod 600 it",
+				"file", opt.KeyFile, "mode", fmt.Sprintf("%#o", mode))
+		}
 	}
 	l.w.mac = newMacer(opt.Key)
 	if err := l.reopen(); err != nil {

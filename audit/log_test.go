@@ -1,9 +1,11 @@
 package audit
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -353,4 +355,29 @@ func (s *syncBuf) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// A key file group or others may read is warned about at Open, with its
+// mode; a 0600 one is not.
+func TestKeyFileExposedWarns(t *testing.T) {
+	dir := t.TempDir()
+	key := filepath.Join(dir, "audit.key")
+	require.NoError(t, os.WriteFile(key, testKey, 0o600))
+	for _, c := range []struct {
+		mode os.FileMode
+		warn bool
+	}{{0o600, false}, {0o400, false}, {0o640, true}, {0o604, true}, {0o644, true}} {
+		require.NoError(t, os.Chmod(key, c.mode))
+		var logs bytes.Buffer
+		l, err := Open(Options{Path: filepath.Join(dir, fmt.Sprintf("audit-%o.log", c.mode)), Key: testKey, KeyFile: key,
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+		require.NoError(t, err)
+		require.NoError(t, l.Close())
+		if c.warn {
+			require.Contains(t, logs.String(), "level=WARN msg=\"audit key file is readable by group or others", "mode %o", c.mode)
+			require.Contains(t, logs.String(), fmt.Sprintf("mode=%#o", c.mode))
+		} else {
+			require.NotContains(t, logs.String(), "level=WARN", "mode %o", c.mode)
+		}
+	}
 }

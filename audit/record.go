@@ -155,7 +155,7 @@ func (m *macer) sum(r *Record) (out [32]byte) {
 }
 
 // appendLine appends r's canonical JSON line, newline included: the fields
-// in the order of DESIGN.md, no spaces, every field present, strings
+// in the order of docs/design.md "Audit log", no spaces, every field present, strings
 // escaped only where JSON requires (and control characters as \u00XX), ts
 // as tsLayout in UTC, prev and mac as lowercase hex. The strings must be
 // valid UTF-8 (the writer makes them so).

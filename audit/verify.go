@@ -18,6 +18,9 @@ type BreakError struct {
 	File string
 	Line int
 	What string
+	// Segment is the number of the segment the break is in (its segment
+	// record's, or the one expected there); 0 when it cannot be told.
+	Segment int
 }
 
 func (e *BreakError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.What) }
@@ -58,10 +61,12 @@ type Verifier struct {
 	mac     *macer
 	sum     Summary
 	started bool
-	seg     int
-	rec     Record
-	scratch []byte
-	anchors map[uint64][32]byte
+	seg     int // the number of the segment being read
+	// firstSeg is the number of the first segment given
+	firstSeg int
+	rec      Record
+	scratch  []byte
+	anchors  map[uint64][32]byte
 	// where the first and the last lines were read, for a break End finds
 	firstFile, lastFile string
 	lastLine            int
@@ -98,9 +103,11 @@ func (v *Verifier) End() error {
 	}
 	switch {
 	case after > 0:
-		return &BreakError{v.lastFile, v.lastLine, fmt.Sprintf("the chain ends at seq %d, before anchored seq %d: records were cut off", v.sum.LastSeq, after)}
+		return &BreakError{File: v.lastFile, Line: v.lastLine, Segment: v.seg,
+			What: fmt.Sprintf("the chain ends at seq %d, before anchored seq %d: records were cut off", v.sum.LastSeq, after)}
 	case before > 0:
-		return &BreakError{v.firstFile, 1, fmt.Sprintf("anchored seq %d is before the first record given (seq %d): give the earlier segments", before, v.sum.FirstSeq)}
+		return &BreakError{File: v.firstFile, Line: 1, Segment: v.firstSeg,
+			What: fmt.Sprintf("anchored seq %d is before the first record given (seq %d): give the earlier segments", before, v.sum.FirstSeq)}
 	}
 	return nil
 }
@@ -119,28 +126,48 @@ func (v *Verifier) lines(name string, r io.Reader, skip int) error {
 	sc.Buffer(make([]byte, 0, 4096), maxLine)
 	sc.Split(splitLines)
 	n := skip
+	before := v.seg // this file's segment record, once read, sets v.seg
+	brk := func(line int, what string) error {
+		seg := v.seg
+		if seg == before && skip == 0 {
+			// The break is at or before this file's segment record: the
+			// segment is the one expected after the last, or, for the
+			// first file given, the one its name says (audit.log: 1).
+			seg = before + 1
+			if before == 0 {
+				base := filepath.Base(name)
+				if dot := strings.LastIndexByte(base, '.'); dot > 0 {
+					seg = max(1, segmentNumber(base[:dot], base))
+				}
+			}
+		}
+		return &BreakError{File: name, Line: line, What: what, Segment: seg}
+	}
 	for sc.Scan() {
 		n++
 		b := sc.Bytes()
 		if b[len(b)-1] != '\n' {
-			return &BreakError{name, n, "incomplete last record (no line end): a torn tail, which serve truncates when it opens the log"}
+			return brk(n, "incomplete last record (no line end): a torn tail, which serve truncates when it opens the log")
 		}
 		v.lastFile, v.lastLine = name, n
 		if v.firstFile == "" {
 			v.firstFile = name
 		}
 		if what := v.line(b, n == 1); what != "" {
-			return &BreakError{name, n, what}
+			return brk(n, what)
+		}
+		if v.firstSeg == 0 {
+			v.firstSeg = v.seg
 		}
 	}
 	switch err := sc.Err(); {
 	case errors.Is(err, bufio.ErrTooLong):
-		return &BreakError{name, n + 1, fmt.Sprintf("line longer than %d bytes", maxLine)}
+		return brk(n+1, fmt.Sprintf("line longer than %d bytes", maxLine))
 	case err != nil:
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if n == 0 {
-		return &BreakError{name, 1, "empty file: a segment begins with a segment record"}
+		return brk(1, "empty file: a segment begins with a segment record")
 	}
 	v.sum.Segments++
 	return nil

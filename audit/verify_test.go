@@ -196,17 +196,17 @@ func TestVerifyTruncatedEnd(t *testing.T) {
 	_, err = VerifyFiles([]string{path}, testKey, map[uint64][32]byte{5: full.Head})
 	var be *BreakError
 	require.ErrorAs(t, err, &be)
-	require.Equal(t, BreakError{path, 5, be.What}, *be)
+	require.Equal(t, BreakError{File: path, Line: 5, What: be.What, Segment: 1}, *be)
 	require.Contains(t, be.What, "the anchor says")
 
 	_, err = VerifyFiles([]string{path + ".000002"}, testKey, anchor)
 	require.ErrorAs(t, err, &be)
-	require.Equal(t, BreakError{path + ".000002", 1, "anchored seq 9 is before the first record given (seq 10): give the earlier segments"}, *be)
+	require.Equal(t, BreakError{File: path + ".000002", Line: 1, What: "anchored seq 9 is before the first record given (seq 10): give the earlier segments", Segment: 2}, *be)
 
 	require.NoError(t, os.Remove(path+".000002"))
 	_, err = VerifyFiles([]string{path}, testKey, anchor)
 	require.ErrorAs(t, err, &be)
-	require.Equal(t, BreakError{path, 9, "the chain ends at seq 9, before anchored seq 11: records were cut off"}, *be)
+	require.Equal(t, BreakError{File: path, Line: 9, What: "the chain ends at seq 9, before anchored seq 11: records were cut off", Segment: 1}, *be)
 }
 
 // A chain given from a later segment on verifies, and says it does not

@@ -32,8 +32,10 @@ type Config struct {
 	Admin Admin `yaml:"admin"`
 	// Quarantine configures the anomaly detector.
 	Quarantine Quarantine `yaml:"quarantine"`
-	// Log configures what serve logs beside startup and errors.
+	// Log configures serve's log: level, format and the rejection log.
 	Log Log `yaml:"log"`
+	// Shutdown configures the graceful shutdown on SIGTERM.
+	Shutdown Shutdown `yaml:"shutdown"`
 	// Policy is the default policy. Left out (or without gates), it runs the
 	// gates of the embedded default policy.
 	Policy PolicyConfig `yaml:"policy"`
@@ -138,8 +140,14 @@ type Audit struct {
 	Queue        int    `yaml:"queue"`        // records queued before dropping (65536; > 0)
 }
 
-// Log configures serve's log of the bid path.
+// Log configures serve's log.
 type Log struct {
+	// Level is the least severe level logged: debug, info (the default),
+	// warn or error. serve --log-level replaces it; a reload applies it.
+	Level string `yaml:"level"`
+	// Format is text (key=value, the default) or json (one object a
+	// line). serve --log-format replaces it; read at start.
+	Format string `yaml:"format"`
 	// RejectionsPerSecond caps the lines of the rejection log (one per
 	// rejected or warned bid: seat, bid id, gate, reason); suppressed lines
 	// are counted in the next line. Default 10; 0 turns the log off.
@@ -152,6 +160,17 @@ func (l Log) RejectionRate() int {
 		return DefaultRejectionsPerSecond
 	}
 	return *l.RejectionsPerSecond
+}
+
+// Shutdown configures serve's graceful shutdown.
+type Shutdown struct {
+	// DrainMs is how long serve keeps accepting and answering on both
+	// listeners after SIGTERM while /readyz answers 503, so the balancer
+	// takes the sidecar out before it stops listening (default 5000; 0:
+	// stop accepting at once). A second SIGTERM ends the drain early. Keep
+	// it below the orchestrator's grace period (Kubernetes'
+	// terminationGracePeriodSeconds) with room for the requests in flight.
+	DrainMs int `yaml:"drainMs"`
 }
 
 // Admin configures the admin listener's protected endpoints.
@@ -295,6 +314,8 @@ func DefaultConfig() Config {
 		Limits:       Limits{MaxRequestBytes: 262144, MaxResponseBytes: 1048576, MaxInFlight: 2048, MaxBids: 1000, IdleTimeoutMs: 10000},
 		Deadline:     Deadline{DefaultTmaxMs: 200, MaxTmaxMs: 1000, ReturnMarginMs: 5, GateReserveMs: 7, MinBidderMs: 10},
 		ReloadPollMs: 1000,
+		Log:          Log{Level: "info", Format: "text"},
+		Shutdown:     Shutdown{DrainMs: 5000},
 		Audit:        Audit{FsyncEvery: 64, SegmentBytes: 64 << 20, Queue: 65536},
 		Quarantine: Quarantine{
 			Window: Duration{60e9}, BaselineWindow: Duration{3600e9}, Dwell: Duration{30e9}, TTL: Duration{600e9},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/bidguard/bidguard/config"
 )
@@ -242,6 +243,7 @@ seats:
 	require.NoError(t, err)
 	require.Equal(t, filepath.Join(dir, "log", "audit.log"), opt.Path)
 	require.Equal(t, []byte("0123456789abcdef0123456789abcdef"), opt.Key)
+	require.Equal(t, filepath.Join(dir, "audit.key"), opt.KeyFile, "for the warning when others may read it")
 	require.Equal(t, 8, opt.FsyncEvery)
 	require.Equal(t, int64(64<<20), opt.SegmentBytes)
 	require.Equal(t, 65536, opt.Queue)
@@ -250,4 +252,98 @@ seats:
 	_, err = cfg.AuditOptions(filepath.Join(dir, "bidguard.yaml"))
 	require.ErrorContains(t, err, "audit.keyFile: ")
 	require.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// Listen addresses are parsed: host:port with a port in 1-65535 (0: a free
+// port, for tests), an IPv6 host in brackets.
+func TestListenAddresses(t *testing.T) {
+	for _, ok := range []string{"127.0.0.1:8080", ":8080", "[::1]:9", "localhost:65535", "127.0.0.1:0"} {
+		_, err := config.Parse("x.yaml", []byte("listen: '"+ok+"'\n"))
+		require.NoError(t, err, ok)
+	}
+	for addr, want := range map[string]string{
+		"127.0.0.1:99999": `x.yaml: listen: "127.0.0.1:99999": port 99999 is not in 1-65535`,
+		"127.0.0.1":       `x.yaml: listen: "127.0.0.1" is not host:port`,
+		"[zz]:80":         `is not host:port`,
+		"[fe80::x]:80":    `is not host:port`,
+		"127.0.0.1:9090":  `x.yaml: adminListen: "127.0.0.1:9090" is also listen`,
+	} {
+		_, err := config.Parse("x.yaml", []byte("listen: '"+addr+"'\n"))
+		require.ErrorContains(t, err, want, addr)
+	}
+}
+
+// A value of the wrong type names its key path; the file's other errors
+// come with it, and the config is still returned for the checks that need
+// the gate registry.
+func TestTypeErrorsNameTheKey(t *testing.T) {
+	cfg, err := config.Parse("t2.yaml", []byte(`limits:
+  maxBids: many
+deadline: {maxTmaxMs: [1]}
+quarantine: {enabled: maybe}
+policy:
+  action: block
+  currencyRates: {EUR/USD: x}
+seats:
+  a: {failFast: 3}
+upstreams: {name: a}
+`))
+	require.NotNil(t, cfg)
+	for _, want := range []string{
+		`t2.yaml:2: limits.maxBids: want an integer, got "many"`,
+		`t2.yaml:3: deadline.maxTmaxMs: want an integer, got a list`,
+		`t2.yaml:4: quarantine.enabled: want true or false, got "maybe"`,
+		`t2.yaml:7: policy.currencyRates.EUR/USD: want a number, got "x"`,
+		`t2.yaml:9: seats.a.failFast: want true or false, got "3"`,
+		`t2.yaml:10: upstreams: want a list, got a mapping`,
+		`policy.action: "block" is not enforce or shadow`,
+	} {
+		require.ErrorContains(t, err, want)
+	}
+	require.NotContains(t, err.Error(), "cannot unmarshal", "each type error once, with its key")
+
+	var node yaml.Node
+	require.NoError(t, yaml.Unmarshal([]byte("maxMs: twenty\nnames: [a, {b: 1}]\n"), &node))
+	var opts struct {
+		MaxMs float64  `yaml:"maxMs"`
+		Names []string `yaml:"names"`
+	}
+	err = config.DecodeOptions("t2.yaml", "policy.gates[2].options", node.Content[0], &opts)
+	require.EqualError(t, err, `t2.yaml:1: policy.gates[2].options.maxMs: want a number, got "twenty"`+"\n"+
+		`t2.yaml:2: policy.gates[2].options.names[1]: want a string, got a mapping`)
+	var ke *config.KeyError
+	require.ErrorAs(t, err, &ke)
+	require.NoError(t, yaml.Unmarshal([]byte("maxMs: 1e3\nnames: [a, 5]\n"), &node))
+	require.NoError(t, config.DecodeOptions("t2.yaml", "options", node.Content[0], &opts), "what yaml decodes is accepted")
+	require.Equal(t, 1000.0, opts.MaxMs)
+	require.Equal(t, []string{"a", "5"}, opts.Names)
+}
+
+func TestShutdownAndLogKeys(t *testing.T) {
+	cfg, err := config.Parse("x.yaml", []byte("{}"))
+	require.NoError(t, err)
+	require.Equal(t, 5000, cfg.Shutdown.DrainMs)
+	require.Equal(t, "info", cfg.Log.Level)
+	require.Equal(t, "text", cfg.Log.Format)
+	cfg, err = config.Parse("x.yaml", []byte("shutdown: {drainMs: 0}\nlog: {level: debug, format: json}\n"))
+	require.NoError(t, err)
+	require.Zero(t, cfg.Shutdown.DrainMs, "0: stop accepting at once")
+	require.Equal(t, "json", cfg.Log.Format)
+	_, err = config.Parse("x.yaml", []byte("shutdown: {drainMs: -1}\nlog: {level: loud, format: xml}\n"))
+	require.ErrorContains(t, err, "shutdown.drainMs: must be >= 0")
+	require.ErrorContains(t, err, `log.level: "loud" is not debug, info, warn or error`)
+	require.ErrorContains(t, err, `log.format: "xml" is not text or json`)
+}
+
+// KeepRestartKeys keeps the running value of each restart-only key and
+// leaves the rest of the new config as it is.
+func TestKeepRestartKeys(t *testing.T) {
+	running, cur := config.DefaultConfig(), config.DefaultConfig()
+	cur.Listen, cur.Audit.Queue, cur.Log.Format, cur.Limits.MaxBids = "127.0.0.1:1", 7, "json", 3
+	require.Equal(t, []string{"listen", "audit.queue", "log.format"}, cur.KeepRestartKeys(&running))
+	require.Equal(t, running.Listen, cur.Listen)
+	require.Equal(t, running.Audit.Queue, cur.Audit.Queue)
+	require.Equal(t, "text", cur.Log.Format)
+	require.Equal(t, 3, cur.Limits.MaxBids, "the rest applies")
+	require.Empty(t, cur.RestartKeys(&running))
 }

@@ -18,23 +18,164 @@ var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 var yamlUnknown = regexp.MustCompile(`^field (\S+) not found in type \S+$`)
 
 // decodeStrict decodes one YAML document, rejecting unknown keys, and
-// rewrites yaml.v3's errors as "<file>:<line>: <problem>".
+// rewrites yaml.v3's errors as "<file>:<line>: <problem>"; a value of the
+// wrong type is "<file>:<line>: <key path>: want ..., got ...". Every
+// problem is returned together.
 func decodeStrict(name string, data []byte, out any) error {
+	_, err := decodeAll(name, data, out)
+	return err
+}
+
+// decodeAll is decodeStrict that also tells whether out was decoded
+// (false: the document does not parse, out is as it was).
+func decodeAll(name string, data []byte, out any) (bool, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return false, yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	var errs []error
+	typed := map[int]bool{} // lines with a type error named by its key path
+	if len(doc.Content) > 0 {
+		checkTypes(name, "", doc.Content[0], reflect.TypeOf(out), &errs, typed)
+	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	err := dec.Decode(out)
 	if err == nil || errors.Is(err, io.EOF) {
-		return nil
+		return true, joinErrors(errs)
 	}
 	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		errs := make([]error, 0, len(te.Errors))
-		for _, m := range te.Errors {
-			errs = append(errs, yamlError(name, m))
-		}
-		return joinErrors(errs)
+	if !errors.As(err, &te) {
+		return false, yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
-	return yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
+	for _, m := range te.Errors {
+		if l := yamlLine.FindStringSubmatch(m); l != nil && strings.HasPrefix(l[2], "cannot unmarshal") {
+			if n, _ := strconv.Atoi(l[1]); typed[n] {
+				continue // reported with its key path
+			}
+		}
+		errs = append(errs, yamlError(name, m))
+	}
+	return true, joinErrors(errs)
+}
+
+// KeyError is a value of the wrong type, named by its key path.
+type KeyError struct {
+	File string
+	Line int
+	Path string // policy.gates[2].options.maxMs
+	Msg  string // want an integer, got "twenty"
+}
+
+func (e *KeyError) Error() string { return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Path, e.Msg) }
+
+var (
+	nodeType        = reflect.TypeOf(yaml.Node{})
+	unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+)
+
+// checkTypes walks a YAML node against the Go type it decodes into and
+// reports every value of the wrong kind (a string for an integer, a list
+// for a mapping) with its key path; typed collects their lines. A scalar is
+// judged by decoding it alone into the field's type, so what yaml.v3
+// accepts (0x10, 1e3 for an int; yes for a bool) is accepted. Unknown keys
+// are the decoder's to report; types with their own UnmarshalYAML and
+// yaml.Node fields are skipped.
+func checkTypes(name, path string, n *yaml.Node, t reflect.Type, errs *[]error, typed map[int]bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	if t == nodeType || reflect.PointerTo(t).Implements(unmarshalerType) || isNull(n) {
+		return
+	}
+	bad := func(want string) {
+		typed[n.Line] = true
+		p := path
+		if p == "" {
+			p = "(top level)"
+		}
+		*errs = append(*errs, &KeyError{File: name, Line: n.Line, Path: p, Msg: "want " + want + ", got " + describe(n)})
+	}
+	join := func(k string) string {
+		if path == "" {
+			return k
+		}
+		return path + "." + k
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			bad("a mapping")
+			return
+		}
+		fields := map[string]reflect.Type{}
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+			if tag != "" && tag != "-" && f.IsExported() {
+				fields[tag] = f.Type
+			}
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if ft, ok := fields[n.Content[i].Value]; ok {
+				checkTypes(name, join(n.Content[i].Value), n.Content[i+1], ft, errs, typed)
+			}
+		}
+	case reflect.Map:
+		if n.Kind != yaml.MappingNode {
+			bad("a mapping")
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			checkTypes(name, join(n.Content[i].Value), n.Content[i+1], t.Elem(), errs, typed)
+		}
+	case reflect.Slice, reflect.Array:
+		if n.Kind != yaml.SequenceNode {
+			bad("a list")
+			return
+		}
+		for i, c := range n.Content {
+			checkTypes(name, fmt.Sprintf("%s[%d]", path, i), c, t.Elem(), errs, typed)
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		if !decodesAs(n, t) {
+			bad("an integer")
+		}
+	case reflect.Float32, reflect.Float64:
+		if !decodesAs(n, t) {
+			bad("a number")
+		}
+	case reflect.Bool:
+		if !decodesAs(n, t) {
+			bad("true or false")
+		}
+	case reflect.String:
+		if !decodesAs(n, t) {
+			bad("a string")
+		}
+	}
+}
+
+func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+// decodesAs reports whether yaml.v3 decodes the scalar n into a t.
+func decodesAs(n *yaml.Node, t reflect.Type) bool {
+	return n.Kind == yaml.ScalarNode && n.Decode(reflect.New(t).Interface()) == nil
+}
+
+// describe names a node's value for an error: the scalar quoted, or its kind.
+func describe(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return strconv.Quote(n.Value)
 }
 
 func yamlError(name, msg string) error {
@@ -54,16 +195,24 @@ func HasOptions(node *yaml.Node) bool {
 	return node != nil && node.Kind != 0 && !(node.Kind == yaml.ScalarNode && node.Tag == "!!null")
 }
 
-// DecodeOptions strictly decodes a gate's options block into dst, a
-// pointer to the gate's options struct: every mapping key must name a
-// yaml-tagged field (recursively), and a struct is given a mapping. Errors
-// are "<name>:<line>: <problem>". A block not given leaves dst as it is.
-func DecodeOptions(name string, node *yaml.Node, dst any) error {
+// DecodeOptions strictly decodes a gate's options block, found at key
+// path path (policy.gates[2].options), into dst, a pointer to the gate's
+// options struct: every mapping key must name a yaml-tagged field
+// (recursively), and a struct is given a mapping. Errors are
+// "<name>:<line>: <problem>"; a value of the wrong type is a *KeyError,
+// "<name>:<line>: <path>.<key>: want ..., got ...", and when there is one,
+// only those are returned (errors.As finds a *KeyError). A block not given
+// leaves dst as it is.
+func DecodeOptions(name, path string, node *yaml.Node, dst any) error {
 	if !HasOptions(node) {
 		return nil
 	}
 	var errs []error
 	checkKeys(name, node, reflect.TypeOf(dst), &errs)
+	if len(errs) > 0 {
+		return joinErrors(errs)
+	}
+	checkTypes(name, path, node, reflect.TypeOf(dst), &errs, map[int]bool{})
 	if len(errs) > 0 {
 		return joinErrors(errs)
 	}
@@ -184,6 +333,9 @@ func parseDuration(s string) (int64, error) {
 }
 
 func joinErrors(errs []error) error {
+	if len(errs) == 0 {
+		return nil
+	}
 	if len(errs) == 1 {
 		return errs[0]
 	}

@@ -4,7 +4,10 @@
 // every problem (Parse, LoadFile, DecodeOptions for a gate's options
 // block), the seat directory, upstream URLs (ParseUpstreamURL), and
 // validation, one function per block, that reports every error of a load
-// together.
+// together. A value of the wrong type is a *KeyError naming its key path
+// (policy.gates[2].options.maxMs: want a number, got "twenty"); Parse
+// returns the decoded config with its errors, so that the checks that need
+// the gate registry run in the same pass.
 //
 // What needs the gate registry is checked when the engine compiles a
 // Config into a snapshot: gate names, modes and options, and the deadline's
@@ -16,7 +19,8 @@
 // package validates its own settings (quarantine.Settings.Validate); Parse
 // reports those errors with the file's name, so `config validate` and a
 // running detector never disagree. RestartKeys lists the keys a reload
-// cannot apply, from a table.
+// cannot apply, from a table; KeepRestartKeys gives a reloaded config their
+// running values, so that the rest of the file applies.
 //
 // An upstream's request keys (upstream_keys.go: headers, forwardQuery,
 // tls, breaker, compressAbove) are validated with the other upstream keys;

@@ -67,7 +67,7 @@ func (c *Config) AuditOptions(cfgPath string) (audit.Options, error) {
 		if err != nil {
 			return audit.Options{}, fmt.Errorf("audit.keyFile: %w", err)
 		}
-		opt.Key = key
+		opt.Key, opt.KeyFile = key, resolve(a.KeyFile)
 	}
 	return opt, nil
 }

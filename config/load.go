@@ -22,8 +22,8 @@ func defaultGates() ([]GateConfig, error) {
 
 // LoadFile reads, strictly decodes and defaults a config file,
 // including the seat files of seatsDir. Every error found is returned
-// together (errors.Join). data is nil only when path itself could not be
-// read.
+// together (errors.Join), with the config when the file parses (see
+// Parse). data is nil only when path itself could not be read.
 func LoadFile(path string) (*Config, []byte, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -36,12 +36,18 @@ func LoadFile(path string) (*Config, []byte, error) {
 // Parse strictly decodes data (named name in errors) over the
 // defaults, gives a policy without gates the embedded default policy's
 // gates, reads seatsDir relative to name's directory, and validates every
-// key that does not need the gate registry.
+// key that does not need the gate registry. When the file parses, the
+// config is returned with the errors too (wrong types and unknown keys
+// included), so that the caller can add the checks that need the gate
+// registry and report every error of the file at once; it is nil only
+// when the YAML does not parse.
 func Parse(name string, data []byte) (*Config, error) {
 	c := DefaultConfig()
 	var errs []error
-	if err := decodeStrict(name, data, &c); err != nil {
+	if ok, err := decodeAll(name, data, &c); !ok {
 		return nil, err
+	} else if err != nil {
+		errs = append(errs, err)
 	}
 	for i := range c.Upstreams {
 		if c.Upstreams[i].OnError == "" {
@@ -69,10 +75,7 @@ func Parse(name string, data []byte) (*Config, error) {
 		}
 	}
 	errs = append(errs, c.validate(name)...)
-	if len(errs) > 0 {
-		return nil, joinErrors(errs)
-	}
-	return &c, nil
+	return &c, joinErrors(errs)
 }
 
 func (c *Config) loadSeatsDir(dir string) []error {

@@ -2,8 +2,11 @@ package config
 
 import (
 	"fmt"
+	"log/slog"
+	"net"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -18,6 +21,7 @@ func (c *Config) validate(name string) []error {
 	c.validateDeadline(v)
 	c.validateReload(v)
 	c.validateLog(v)
+	c.validateShutdown(v)
 	c.validateAudit(v)
 	c.validateQuarantine(v, upstreams)
 	c.validatePolicy(v)
@@ -46,11 +50,31 @@ func (v *problems) in(file string, errs []error) {
 var hostPort = regexp.MustCompile(`^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]*):[0-9]{1,5}$`)
 
 func (c *Config) validateListen(v *problems) {
-	if !hostPort.MatchString(c.Listen) {
-		v.bad("listen: %q is not host:port", c.Listen)
+	validateAddr(v, "listen", c.Listen)
+	validateAddr(v, "adminListen", c.AdminListen)
+	if c.Listen == c.AdminListen && !strings.HasSuffix(c.Listen, ":0") {
+		v.bad("adminListen: %q is also listen", c.AdminListen)
 	}
-	if !hostPort.MatchString(c.AdminListen) {
-		v.bad("adminListen: %q is not host:port", c.AdminListen)
+}
+
+// validateAddr checks a listen address: host:port with an IP, a name or
+// nothing (every interface) as host, and a port from 1 to 65535, or 0 for
+// a free port chosen at start (tests).
+func validateAddr(v *problems, key, addr string) {
+	if !hostPort.MatchString(addr) {
+		v.bad("%s: %q is not host:port", key, addr)
+		return
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		v.bad("%s: %q is not host:port", key, addr)
+		return
+	}
+	if n, err := strconv.Atoi(port); err != nil || n > 65535 {
+		v.bad("%s: %q: port %s is not in 1-65535", key, addr, port)
+	}
+	if strings.HasPrefix(addr, "[") && net.ParseIP(host) == nil {
+		v.bad("%s: %q: %q is not an IPv6 address", key, addr, host)
 	}
 }
 
@@ -150,6 +174,18 @@ func (c *Config) validateLog(v *problems) {
 	if r := c.Log.RejectionsPerSecond; r != nil && *r < 0 {
 		v.bad("log.rejectionsPerSecond: must be >= 0")
 	}
+	if _, ok := LogLevel(c.Log.Level); !ok {
+		v.bad("log.level: %q is not debug, info, warn or error", c.Log.Level)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		v.bad("log.format: %q is not text or json", c.Log.Format)
+	}
+}
+
+func (c *Config) validateShutdown(v *problems) {
+	if c.Shutdown.DrainMs < 0 {
+		v.bad("shutdown.drainMs: must be >= 0 (0: stop accepting at once)")
+	}
 }
 
 func (c *Config) validateAudit(v *problems) {
@@ -236,4 +272,19 @@ func (c *Config) validateSeats(v *problems, upstreams map[string]bool) {
 			v.in(s.file, th.Validate(fmt.Sprintf("seat %q: quarantine", k)))
 		}
 	}
+}
+
+// LogLevel parses a log.level value (debug, info, warn, error).
+func LogLevel(s string) (slog.Level, bool) {
+	switch s {
+	case "debug":
+		return slog.LevelDebug, true
+	case "info":
+		return slog.LevelInfo, true
+	case "warn":
+		return slog.LevelWarn, true
+	case "error":
+		return slog.LevelError, true
+	}
+	return 0, false
 }

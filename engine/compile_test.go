@@ -148,3 +148,39 @@ func TestZeroReturnMargin(t *testing.T) {
 	_, d := engine.DeadlineFor(cfg.Deadline, 100, arrival)
 	require.Equal(t, arrival.Add(100*time.Millisecond), d, "no margin: D is arrival + T")
 }
+
+// A wrong type in a gate's options names its key path as the file spells
+// it: policy.gates[i], seats.<key>.addGates[i] and .gateOptions.<name> in
+// the config, addGates[i] at the top of a seat file.
+func TestOptionTypeErrorsNameTheKey(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "seats"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "seats", "b.yaml"), []byte("seat: b\naddGates: [{gate: latency, options: {maxMs: z}}]\n"), 0o644))
+	path := filepath.Join(dir, "bidguard.yaml")
+	data := []byte(`seatsDir: seats
+policy:
+  gates:
+    - {gate: impidMatch}
+    - {gate: bidSanity, options: {maxPrice: 10}}
+    - gate: latency
+      options: {maxMs: twenty}
+seats:
+  a:
+    addGates: [{gate: latency, name: l2, options: {maxMs: x}}]
+    gateOptions: {rtb.bid-sanity: {options: {maxPrice: y}}}
+`)
+	require.NoError(t, os.WriteFile(path, data, 0o644))
+	cfg, data, err := config.LoadFile(path)
+	require.NoError(t, err)
+	_, err = engine.Compile(cfg, path, data, gates.Builtin())
+	for _, want := range []string{
+		path + `:7: policy.gates[2].options.maxMs: want a number, got "twenty"`,
+		path + `:10: seats.a.addGates[0].options.maxMs: want a number, got "x"`,
+		path + `:11: seats.a.gateOptions.rtb.bid-sanity.options.maxPrice: want a number, got "y"`,
+		filepath.Join(dir, "seats", "b.yaml") + `:2: addGates[0].options.maxMs: want a number, got "z"`,
+	} {
+		require.ErrorContains(t, err, want)
+	}
+	var ke *config.KeyError
+	require.ErrorAs(t, err, &ke)
+}

@@ -157,7 +157,8 @@ func Compile(cfg *config.Config, name string, data []byte, reg Registry) (*Snaps
 	failFast := cfg.Policy.FailFast == nil || *cfg.Policy.FailFast
 	def := &Policy{Key: "default", Shadow: cfg.Policy.Action == "shadow", FailFast: failFast}
 	for i, gc := range cfg.Policy.Gates {
-		e, err := buildEntry(reg, gc, nil, name, fmt.Sprintf("policy.gates[%d]", i), Env{Dir: dir, Watch: watch})
+		path := fmt.Sprintf("policy.gates[%d]", i)
+		e, err := buildEntry(reg, gc, nil, name, path, keyPaths{path + ".options", ""}, Env{Dir: dir, Watch: watch})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -250,19 +251,28 @@ func compileSeat(reg Registry, cfg *config.Config, def *Policy, key string, sc c
 		gc        config.GateConfig
 		over      *config.GateOverride
 		path      string
+		keys      keyPaths
 		inherited bool
+	}
+	// The key paths of the seat's blocks: under seats.<key> in the config
+	// file, at the top of a seat file.
+	prefix := "seats." + key + "."
+	if sc.Seat != "" { // a seat file of seatsDir
+		prefix = ""
 	}
 	var items []item
 	if sc.ReplaceGates {
 		for i, gc := range sc.Gates {
-			items = append(items, item{gc: gc, path: fmt.Sprintf("%s: gates[%d]", where, i)})
+			items = append(items, item{gc: gc, path: fmt.Sprintf("%s: gates[%d]", where, i),
+				keys: keyPaths{options: fmt.Sprintf("%sgates[%d].options", prefix, i)}})
 		}
 	} else {
 		for i, e := range def.Gates {
 			if e.Kind == Response || e.Kind == Guard {
 				continue
 			}
-			items = append(items, item{gc: e.src, path: fmt.Sprintf("%s: inherited policy.gates[%d]", where, i), inherited: true})
+			items = append(items, item{gc: e.src, path: fmt.Sprintf("%s: inherited policy.gates[%d]", where, i), inherited: true,
+				keys: keyPaths{options: fmt.Sprintf("policy.gates[%d].options", i)}})
 		}
 	}
 	used := map[string]bool{}
@@ -271,6 +281,7 @@ func compileSeat(reg Registry, cfg *config.Config, def *Policy, key string, sc c
 		if o, ok := sc.GateOptions[n]; ok {
 			o := o
 			items[i].over = &o
+			items[i].keys.over = prefix + "gateOptions." + n + ".options"
 			used[n] = true
 		}
 	}
@@ -285,14 +296,15 @@ func compileSeat(reg Registry, cfg *config.Config, def *Policy, key string, sc c
 		}
 	}
 	for i, gc := range sc.AddGates {
-		items = append(items, item{gc: gc, path: fmt.Sprintf("%s: addGates[%d]", where, i)})
+		items = append(items, item{gc: gc, path: fmt.Sprintf("%s: addGates[%d]", where, i),
+			keys: keyPaths{options: fmt.Sprintf("%saddGates[%d].options", prefix, i)}})
 	}
 	for _, it := range items {
 		env := env
 		if it.inherited {
 			env.Dir = mainDir // relative paths of inherited options stay the main config's
 		}
-		e, err := buildEntry(reg, it.gc, it.over, file, it.path, env)
+		e, err := buildEntry(reg, it.gc, it.over, file, it.path, it.keys, env)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -332,7 +344,20 @@ func checkNames(file, where string, gates []*GateEntry) []error {
 	return errs
 }
 
-func buildEntry(reg Registry, gc config.GateConfig, over *config.GateOverride, file, path string, env Env) (*GateEntry, error) {
+// optionsError places an options block's error: a wrong type names its
+// own file, line and key path; anything else is prefixed with the entry.
+func optionsError(loc, block string, err error) error {
+	if ke := (*config.KeyError)(nil); errors.As(err, &ke) {
+		return err
+	}
+	return fmt.Errorf("%s: %s: %w", loc, block, err)
+}
+
+// keyPaths are the key paths of an entry's options block and of its
+// seat's gateOptions override, for type errors.
+type keyPaths struct{ options, over string }
+
+func buildEntry(reg Registry, gc config.GateConfig, over *config.GateOverride, file, path string, keys keyPaths, env Env) (*GateEntry, error) {
 	loc := fmt.Sprintf("%s:%d: %s", file, gc.Line(), path)
 	f, ok := reg[gc.Gate]
 	if gc.Gate == "" {
@@ -356,12 +381,12 @@ func buildEntry(reg Registry, gc config.GateConfig, over *config.GateOverride, f
 	var opts any
 	if f.Options != nil {
 		opts = f.Options()
-		if err := config.DecodeOptions(file, &gc.Options, opts); err != nil {
-			return nil, fmt.Errorf("%s: options: %w", loc, err)
+		if err := config.DecodeOptions(file, keys.options, &gc.Options, opts); err != nil {
+			return nil, optionsError(loc, "options", err)
 		}
 		if over != nil {
-			if err := config.DecodeOptions(file, &over.Options, opts); err != nil {
-				return nil, fmt.Errorf("%s: gateOptions: %w", loc, err)
+			if err := config.DecodeOptions(file, keys.over, &over.Options, opts); err != nil {
+				return nil, optionsError(loc, "gateOptions", err)
 			}
 		}
 	} else if config.HasOptions(&gc.Options) || (over != nil && config.HasOptions(&over.Options)) {

@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
@@ -146,7 +145,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-var servingLine = regexp.MustCompile(`serving on (\S+) \(admin (\S+)\)`)
+var servingLine = regexp.MustCompile(`msg=serving .*?listen=(\S+) admin=(\S+)`)
 
 // configYAML is a scenario's config file: loopback ports, the bidder at
 // /bid, short idle timeouts so that goroutines settle fast.
@@ -154,7 +153,7 @@ func configYAML(upstream, extra string) string { return configYAMLWith(upstream,
 
 func configYAMLWith(upstream, name, policy, extra string) string {
 	var b strings.Builder
-	b.WriteString("listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nreloadPollMs: 50\n")
+	b.WriteString("listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nreloadPollMs: 50\nshutdown: {drainMs: 0}\n")
 	if name == "" {
 		name = "dsp"
 	}
@@ -202,8 +201,6 @@ func startProc(t *testing.T, o procOpts) *proc {
 	if o.gomaxprocs > 0 {
 		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(o.gomaxprocs))
 	}
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	p := &proc{t: t, cmd: cmd, config: cfg, stderr: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stderr = p.stderr
 	if f := os.Getenv("BIDGUARD_FAULTS_STDERR"); f != "" { // debugging: keep the child's stderr
@@ -217,21 +214,21 @@ func startProc(t *testing.T, o procOpts) *proc {
 		p.waitErr = cmd.Wait()
 		close(p.done)
 	}()
-	lines := make(chan string, 1)
-	go func() {
-		br := bufio.NewReader(stdout)
-		line, _ := br.ReadString('\n')
-		lines <- line
-		_, _ = io.Copy(io.Discard, br)
-	}()
-	select {
-	case line := <-lines:
-		m := servingLine.FindStringSubmatch(line)
-		require.NotNil(t, m, "serving line %q; stderr: %s", line, p.stderr.String())
-		p.addr, p.admin = m[1], m[2]
-	case <-time.After(30 * time.Second):
-		_ = cmd.Process.Kill()
-		t.Fatalf("serve did not start; stderr: %s", p.stderr.String())
+	// The start-up banner is a log line on stderr.
+	deadline := time.After(30 * time.Second)
+	for m := []string(nil); m == nil; {
+		select {
+		case <-p.done:
+			t.Fatalf("serve stopped before serving; stderr: %s", p.stderr.String())
+		case <-deadline:
+			_ = cmd.Process.Kill()
+			t.Fatalf("serve did not start; stderr: %s", p.stderr.String())
+		case <-time.After(5 * time.Millisecond):
+			m = servingLine.FindStringSubmatch(p.stderr.String())
+			if m != nil {
+				p.addr, p.admin = m[1], m[2]
+			}
+		}
 	}
 	t.Cleanup(func() {
 		if p.exited() {

@@ -35,7 +35,7 @@ func TestTmaxGuardRemaining(t *testing.T) {
 func TestTmaxGuardOptions(t *testing.T) {
 	configError(t, "tmaxGuard", "{bufferMs: -1}", "bufferMs must be >= 0")
 	configError(t, "tmaxGuard", "{buffer: 3}", `unknown option "buffer"`)
-	configError(t, "tmaxGuard", "{bufferMs: fast}", "cannot unmarshal")
+	configError(t, "tmaxGuard", "{bufferMs: fast}", `policy.gates[0].options.bufferMs: want a number, got "fast"`)
 	mustGate(t, "tmaxGuard", "{bufferMs: 0}")
 }
 

@@ -183,7 +183,7 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, c *call) {
 			s.gov.answered(time.Until(c.called))
 		}
 	}
-	if s.draining.Load() {
+	if s.draining.Load() || s.leaving.Load() {
 		ctx.SetConnectionClose()
 	}
 }

@@ -1,6 +1,7 @@
 package rtb
 
 import (
+	"bytes"
 	"encoding/json"
 	"net"
 	"strconv"
@@ -39,6 +40,34 @@ func (d *DemoBidder) Serve(ln net.Listener) error { return d.srv.Serve(ln) }
 // Close stops the demo bidder.
 func (d *DemoBidder) Close() error { return d.srv.Shutdown() }
 
+// demoBid and demoResponse encode the demo's answer with the fields in
+// the order of openrtb2.Bid and openrtb2.BidResponse, so that it reads like
+// a bidder's answer (bidguard forwards passing bids byte for byte). Price
+// is a pointer: one bad kind has none.
+type demoBid struct {
+	ID      string   `json:"id"`
+	ImpID   string   `json:"impid"`
+	Price   *float64 `json:"price,omitempty"`
+	AdM     string   `json:"adm,omitempty"`
+	ADomain []string `json:"adomain,omitempty"`
+	CrID    string   `json:"crid,omitempty"`
+	W       int64    `json:"w,omitempty"`
+	H       int64    `json:"h,omitempty"`
+	MType   int      `json:"mtype,omitempty"`
+}
+
+type demoSeatBid struct {
+	Bid  []demoBid `json:"bid"`
+	Seat string    `json:"seat"`
+}
+
+type demoResponse struct {
+	ID      string        `json:"id"`
+	SeatBid []demoSeatBid `json:"seatbid,omitempty"`
+	BidID   string        `json:"bidid"`
+	Cur     string        `json:"cur"`
+}
+
 func (d *DemoBidder) handle(ctx *fasthttp.RequestCtx) {
 	var req openrtb2.BidRequest
 	if err := json.Unmarshal(ctx.PostBody(), &req); err != nil || len(req.Imp) == 0 {
@@ -46,8 +75,7 @@ func (d *DemoBidder) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	n := d.n.Add(1) - 1
-	type obj = map[string]any
-	var good, bad []obj
+	var good, bad []demoBid
 	for i, imp := range req.Imp {
 		if i == 3 {
 			break
@@ -57,50 +85,48 @@ func (d *DemoBidder) handle(ctx *fasthttp.RequestCtx) {
 			price = imp.BidFloor * 2
 		}
 		id := strconv.Itoa(i + 1)
-		g := obj{"id": "good-" + id, "impid": imp.ID, "price": price, "crid": "demo-cr-" + id,
-			"adomain": []string{"bidguard-demo.com"}}
+		g := demoBid{ID: "good-" + id, ImpID: imp.ID, Price: &price, CrID: "demo-cr-" + id,
+			ADomain: []string{"bidguard-demo.com"}}
 		switch {
 		case imp.Banner != nil:
-			g["mtype"], g["adm"] = 1, `<div class="demo-ad">bidguard demo ad</div>`
-			if w, h := bannerSize(imp.Banner); w > 0 {
-				g["w"], g["h"] = w, h
-			}
+			g.MType, g.AdM = 1, `<div class="demo-ad">bidguard demo ad</div>`
+			g.W, g.H = bannerSize(imp.Banner)
 		case imp.Video != nil:
-			g["mtype"], g["adm"] = 2, demoVAST
+			g.MType, g.AdM = 2, demoVAST
 		case imp.Audio != nil:
-			g["mtype"], g["adm"] = 3, demoVAST
+			g.MType, g.AdM = 3, demoVAST
 		case imp.Native != nil:
-			g["mtype"], g["adm"] = 4, `{"native":{"ver":"1.2","assets":[]}}`
+			g.MType, g.AdM = 4, `{"native":{"ver":"1.2","assets":[]}}`
 		}
 		good = append(good, g)
-		b := obj{"id": "bad-" + id, "impid": imp.ID, "price": price, "crid": "demo-cr-bad-" + id, "adomain": []string{"bidguard-demo.com"}}
-		for k, v := range g {
-			if _, set := b[k]; !set && k != "id" {
-				b[k] = v
-			}
-		}
+		b := g
+		b.ID, b.CrID = "bad-"+id, "demo-cr-bad-"+id
 		switch n % 4 {
 		case 0:
-			b["impid"] = "no-such-imp"
+			b.ImpID = "no-such-imp"
 		case 1:
-			b["price"] = -1
+			neg := -1.0
+			b.Price = &neg
 		case 2:
-			b["adomain"] = []string{"example.com"}
+			b.ADomain = []string{"example.com"}
 		case 3:
-			delete(b, "price")
+			b.Price = nil
 		}
 		bad = append(bad, b)
 	}
-	var seatbid []obj
+	resp := demoResponse{ID: req.ID, BidID: "demo-" + strconv.FormatUint(n, 10), Cur: "USD"}
 	if len(good) > 0 {
-		seatbid = append(seatbid, obj{"seat": "demo-dsp", "bid": good})
+		resp.SeatBid = append(resp.SeatBid, demoSeatBid{Seat: "demo-dsp", Bid: good})
 	}
 	if len(bad) > 0 {
-		seatbid = append(seatbid, obj{"seat": "demo-bad", "bid": bad})
+		resp.SeatBid = append(resp.SeatBid, demoSeatBid{Seat: "demo-bad", Bid: bad})
 	}
-	body, _ := json.Marshal(obj{"id": req.ID, "bidid": "demo-" + strconv.FormatUint(n, 10), "cur": "USD", "seatbid": seatbid})
+	var body bytes.Buffer
+	enc := json.NewEncoder(&body)
+	enc.SetEscapeHTML(false) // markup as a bidder sends it: <div>, not \u003cdiv\u003e
+	_ = enc.Encode(resp)     // strings, numbers and slices: cannot fail
 	ctx.SetContentType("application/json")
-	ctx.SetBody(body)
+	ctx.SetBody(bytes.TrimSuffix(body.Bytes(), []byte("\n")))
 }
 
 const demoVAST = `<VAST version="4.0"><Ad id="demo"><InLine><AdSystem>bidguard demo</AdSystem><AdTitle>demo</AdTitle></InLine></Ad></VAST>`

@@ -238,7 +238,10 @@
 //     sampled responses; upstream_duration_seconds observes every call
 //     made, failed ones included.
 //
-// Shutdown turns /healthz and /readyz to 503, stops accepting, and answers
+// Drain, the first phase of serve's shutdown, turns /healthz and /readyz to
+// 503 while both listeners keep serving; exchange answers then carry
+// Connection: close. Shutdown turns /healthz and /readyz to 503, stops
+// accepting, and answers
 // requests that still arrive on open connections with an immediate 204
 // (shed reason "shutdown") and Connection: close; requests in flight finish
 // and their answers close their connections too. Idle connections stay open

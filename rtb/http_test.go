@@ -273,6 +273,45 @@ func TestShutdownIsGraceful(t *testing.T) {
 	require.Error(t, err, "no longer listening")
 }
 
+// TestDrain: after Drain, /readyz answers 503 while the exchange listener
+// keeps accepting and judging (a new connection included); its answers
+// close their connections. Shutdown then stops accepting.
+func TestDrain(t *testing.T) {
+	sc, _ := setup(t, fixed(200, readFile(t, "typical-response.json")), "")
+	ready := func() int {
+		resp, err := client.Get(sc.admin + "/readyz")
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	require.Equal(t, 200, ready())
+	post := func() *http.Response {
+		resp, err := client.Post(sc.base+"/bid", "application/json", bytes.NewReader(withTmax(t, 1000)))
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp
+	}
+	resp := post()
+	require.Equal(t, 200, resp.StatusCode)
+	require.False(t, resp.Close)
+
+	sc.srv.Drain()
+	require.Equal(t, 503, ready(), "not ready at once")
+	require.False(t, sc.srv.Ready())
+	for range 3 {
+		resp = post()
+		require.Equal(t, 200, resp.StatusCode, "still judged and answered")
+		require.True(t, resp.Close, "Connection: close: the client reconnects, through the balancer")
+	}
+	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := fresh.Post(sc.base+"/bid", "application/json", bytes.NewReader(withTmax(t, 1000)))
+	require.NoError(t, err, "a new connection is accepted during the drain")
+	resp.Body.Close()
+	require.Equal(t, 200, resp.StatusCode)
+	require.Zero(t, sc.srv.Metrics().GetOrCreateCounter(`bidguard_shed_total{reason="shutdown"}`).Get(), "nothing shed")
+}
+
 func TestDemoBidder(t *testing.T) {
 	d := NewDemoBidder()
 	url := serveOnLoopback(t, d)

@@ -86,6 +86,7 @@ type Server struct {
 	cost     judgeCost
 	rejects  rejectLog
 	draining atomic.Bool
+	leaving  atomic.Bool // Drain was called: not ready, answers close their connection
 	cur      atomic.Pointer[state]
 	lastLog  atomic.Int64 // unix nanos of the last panic report
 
@@ -324,6 +325,14 @@ func (s *Server) serve(srv *fasthttp.Server, ln net.Listener) error {
 	return err
 }
 
+// Drain starts a graceful shutdown's first phase: /readyz answers 503 from
+// now on, so the balancer takes the sidecar out of rotation, while both
+// listeners keep accepting and serving as before; every exchange answer
+// carries Connection: close, so the client's next request opens a new
+// connection, which the balancer sends elsewhere once it has seen the
+// 503. Shutdown ends the phase.
+func (s *Server) Drain() { s.leaving.Store(true) }
+
 // Shutdown stops accepting connections, turns /readyz to 503, answers
 // requests that arrive on open connections with an immediate 204
 // (shed_total{reason="shutdown"}) and Connection: close, and lets requests
@@ -368,8 +377,11 @@ wait:
 	return errors.Join(err, err2)
 }
 
-// Ready reports whether a config is loaded and the server is not shutting down.
-func (s *Server) Ready() bool { return s.holder.Load() != nil && !s.draining.Load() }
+// Ready reports whether a config is loaded and the server is neither
+// draining nor shutting down.
+func (s *Server) Ready() bool {
+	return s.holder.Load() != nil && !s.draining.Load() && !s.leaving.Load()
+}
 
 // upstreamsDown reports, with admin.readyRequiresUpstream, whether the
 // circuit breaker of every upstream of the current config is open.

@@ -1,6 +1,6 @@
 package main
 
-// The audit log's wiring (DESIGN.md "Audit log"): opening it from the
+// The audit log's wiring (docs/design.md "Audit log"): opening it from the
 // config, turning the engine's hits into records for serve's bid path and
 // for check --audit, and `bidguard audit verify`.
 
@@ -113,14 +113,11 @@ func configRecord(snap *engine.Snapshot, reason, cfgPath string) *audit.Record {
 	return &audit.Record{Kind: audit.KindConfig, Policy: snap.Version, Reason: reason + ": " + displayName(cfgPath)}
 }
 
-// runAudit is `bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...`: 0 intact,
+// runAudit is `bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...`
+// (args after verify): 0 intact,
 // 1 a break (the first printed as <file>:<line>: <what>), 2 unreadable or
 // bad flags. A summary of what was verified goes to stdout.
 func runAudit(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprint(stderr, "usage: bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...\n")
-		return 2
-	}
 	fs := newFlags("audit verify")
 	keyFile := fs.String("key-file", "", "the HMAC key file of the log (audit.keyFile); without it, plain SHA-256")
 	anchors := map[uint64][32]byte{}
@@ -129,9 +126,8 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 		anchors[seq] = mac
 		return err
 	})
-	if err := fs.Parse(args[1:]); err != nil {
-		fmt.Fprintf(stderr, "audit verify: %v\n", flagErr(err, fs))
-		return 2
+	if code, ok := parseFlags(fs, args, true, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprint(stderr, "audit verify: no file given\n")
@@ -150,7 +146,11 @@ func runAudit(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &be):
 		fmt.Fprintln(stderr, be.Error())
-		fmt.Fprint(stdout, "broken; verified before the break: ")
+		if be.Segment > 0 {
+			fmt.Fprintf(stdout, "broken in segment %d (%s line %d); verified before the break: ", be.Segment, be.File, be.Line)
+		} else {
+			fmt.Fprintf(stdout, "broken (%s line %d); verified before the break: ", be.File, be.Line)
+		}
 		printSummary(stdout, sum)
 		return 1
 	case err != nil:
@@ -178,8 +178,10 @@ func parseAnchor(v string) (uint64, [32]byte, error) {
 	return seq, mac, nil
 }
 
+// printSummary prints what a verification saw; the segments are those
+// verified whole.
 func printSummary(w io.Writer, s audit.Summary) {
-	fmt.Fprintf(w, "%d records in %d segments", s.Records, s.Segments)
+	fmt.Fprintf(w, "%d records in %d complete segments", s.Records, s.Segments)
 	if s.Records == 0 {
 		fmt.Fprintln(w)
 		return

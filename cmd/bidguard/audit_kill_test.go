@@ -60,7 +60,7 @@ func TestServeAuditKill9(t *testing.T) {
 	bidder := allRejectedBidder(t)
 	require.NoError(t, writeFile(filepath.Join(dir, "audit.key"), auditKey))
 	cfg := filepath.Join(dir, "bidguard.yaml")
-	require.NoError(t, writeFile(cfg, fmt.Sprintf("listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\n"+
+	require.NoError(t, writeFile(cfg, fmt.Sprintf("listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nshutdown: {drainMs: 0}\n"+
 		"audit: {path: audit.log, keyFile: audit.key, queue: %d, fsyncEvery: 4, segmentBytes: 262144}\n"+
 		"policy:\n  gates: [{gate: impidMatch}]\n", killQueue)))
 
@@ -136,15 +136,10 @@ func runServeUnderLoad(t *testing.T, bin, cfg, bidder string, graceful bool) *ki
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfg, "--upstream", bidder)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err, "stderr: %s", stderr.String())
-	m := servingLine.FindStringSubmatch(line)
-	require.NotNil(t, m, line)
+	m := waitServing(t, &stderr, nil)
 	addr, admin := m[1], m[2]
 
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: killClients}}

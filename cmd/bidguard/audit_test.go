@@ -66,7 +66,7 @@ func TestAuditVerifyCommand(t *testing.T) {
 
 	code, out, errOut := runCmd("audit", "verify", "--key-file", key, log)
 	require.Equal(t, 0, code, errOut)
-	require.Equal(t, `intact: 11 records in 2 segments, seq 1 to 11 (from the first record), 2026-01-02T03:04:05.123456789Z to 2026-01-02T03:04:15.123456789Z
+	require.Equal(t, `intact: 11 records in 2 complete segments, seq 1 to 11 (from the first record), 2026-01-02T03:04:05.123456789Z to 2026-01-02T03:04:15.123456789Z
 gaps: 1 (3 records dropped); recoveries: 1 (57 bytes truncated)
 kinds: reject 3 shadow 1 config 1 quarantine 1 release 1 gap 1 recovered 1 segment 2
 head: seq 11 mac a92e04f6ea4172df70681874390d8130598669a7146ab2237306b29c73dbb763
@@ -99,7 +99,20 @@ head: seq 11 mac a92e04f6ea4172df70681874390d8130598669a7146ab2237306b29c73dbb76
 	code, out, errOut = runCmd("audit", "verify", "--key-file", key, log)
 	require.Equal(t, 1, code)
 	require.Equal(t, log+":3: mac does not verify: the record was changed\n", errOut)
-	require.Contains(t, out, "verified before the break: 2 records")
+	require.Contains(t, out, "broken in segment 1 ("+log+" line 3); verified before the break: 2 records in 0 complete segments")
+	require.NoError(t, os.WriteFile(log, data, 0o644))
+
+	// A break in the second segment names it.
+	data2, err := os.ReadFile(log + ".000002")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(log+".000002", bytes.Replace(data2, []byte(`"req_id":"req-4"`), []byte(`"req_id":"req-5"`), 1), 0o644))
+	code, out, errOut = runCmd("audit", "verify", "--key-file", key, log)
+	require.Equal(t, 1, code)
+	require.True(t, strings.HasPrefix(errOut, log+".000002:2: "), errOut)
+	require.Contains(t, out, "broken in segment 2 ("+log+".000002 line 2); verified before the break: ")
+	require.Contains(t, out, "records in 1 complete segments")
+	require.NoError(t, os.WriteFile(log+".000002", data2, 0o644))
+	require.NoError(t, os.WriteFile(log, bytes.Replace(data, []byte(`"price_micros":2500000`), []byte(`"price_micros":2400000`), 1), 0o644))
 
 	code, _, errOut = runCmd("audit", "verify", log+".000002")
 	require.Equal(t, 1, code, "no key: plain SHA-256 does not verify an HMAC chain")
@@ -186,9 +199,9 @@ func auditServeConfig(maxPrice string) string {
 func startServeStoppable(t *testing.T, config, upstream string) (served, func() int) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &out, &errOut) }()
+	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &errOut) }()
 	stop := func() int {
 		cancel()
 		select {
@@ -200,11 +213,7 @@ func startServeStoppable(t *testing.T, config, upstream string) (served, func() 
 		}
 	}
 	t.Cleanup(func() { cancel() })
-	var m []string
-	require.Eventually(t, func() bool {
-		m = servingLine.FindStringSubmatch(out.String())
-		return m != nil
-	}, 10*time.Second, 10*time.Millisecond, "stderr: %s", errOut.String())
+	m := waitServing(t, &errOut, nil)
 	return served{addr: m[1], admin: m[2], stderr: &errOut}, stop
 }
 
@@ -232,6 +241,8 @@ func TestServeAudit(t *testing.T) {
 	require.NoError(t, writeFile(filepath.Join(dir, "audit.key"), auditKey))
 	log := filepath.Join(dir, "audit.log")
 	s, stop := startServeStoppable(t, path, fakeBidder(t))
+	require.Contains(t, s.stderr.String(), `level=WARN msg="audit key file is readable by group or others`,
+		"the key file is 0644: a warning at start-up")
 
 	for _, state := range []string{"written", "dropped", "gap", "recovered"} {
 		require.GreaterOrEqual(t, metricValue(t, s.admin, `bidguard_audit_records_total{state="`+state+`"}`), 0.0, state)

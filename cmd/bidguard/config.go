@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"runtime"
@@ -30,10 +29,16 @@ func loadSnapshot(path string) (*engine.Snapshot, error) {
 			err = unreadable{err}
 		}
 	}
-	if err != nil {
+	if err != nil && cfg == nil {
 		return nil, err
 	}
-	return engine.Compile(cfg, name, data, registry())
+	// A config with errors is compiled too, so that the gates' own
+	// errors are listed with them in one pass.
+	snap, cerr := engine.Compile(cfg, name, data, registry())
+	if err != nil {
+		return nil, errors.Join(err, cerr)
+	}
+	return snap, cerr
 }
 
 // unreadable marks an error reading the config file itself rather than
@@ -49,21 +54,14 @@ func isUnreadable(err error) bool {
 	return errors.As(err, &u)
 }
 
-func newFlags(name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	return fs
-}
-
 // runValidate is `bidguard config validate`: 0 valid (each policy's
 // effective gates printed; warnings, such as `gates: []`, on stderr), 1
 // invalid (every error listed), 2 unreadable file or bad flags.
 func runValidate(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("config validate")
 	path := fs.String("config", "", "config file (default: the embedded config)")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "config validate: %v\n", flagErr(err, fs))
-		return 2
+	if code, ok := parseFlags(fs, args, false, stdout, stderr); !ok {
+		return code
 	}
 	snap, err := loadSnapshot(*path)
 	if err != nil {
@@ -80,6 +78,9 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	for _, w := range snap.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
+	if len(snap.Config.Upstreams) == 0 {
+		fmt.Fprintln(stderr, "warning: no upstreams configured: serve answers every bid request 404 unless started with --upstream URL or --demo")
+	}
 	fmt.Fprint(stdout, snap.Describe())
 	return 0
 }
@@ -88,9 +89,8 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 func runVersion(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("version")
 	path := fs.String("config", "", "config file (default: the embedded config)")
-	if err := fs.Parse(args); err != nil || fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "version: %v\n", flagErr(err, fs))
-		return 2
+	if code, ok := parseFlags(fs, args, false, stdout, stderr); !ok {
+		return code
 	}
 	snap, err := loadSnapshot(*path)
 	if err != nil {
@@ -106,22 +106,6 @@ func displayName(path string) string {
 		return configs.DefaultName
 	}
 	return path
-}
-
-func flagErr(err error, fs *flag.FlagSet) error {
-	if errors.Is(err, flag.ErrHelp) {
-		// -h: the flags with their defaults, after the command's name.
-		var b strings.Builder
-		b.WriteString("flags:\n")
-		fs.SetOutput(&b)
-		fs.PrintDefaults()
-		fs.SetOutput(io.Discard)
-		return errors.New(strings.TrimRight(b.String(), "\n"))
-	}
-	if err != nil {
-		return err
-	}
-	return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 }
 
 // oneLine folds a multi-error into one line.

@@ -104,19 +104,13 @@ func TestGrafanaDashboardQueriesExistingMetrics(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var errOut syncBuffer
 	done := make(chan int, 1)
 	go func() {
-		done <- serve(ctx, serveFlags{config: loopbackConfig(t), upstream: "http://" + bidder.Addr().String() + "/"}, nil, &out, &errOut)
+		done <- serve(ctx, serveFlags{config: loopbackConfig(t), upstream: "http://" + bidder.Addr().String() + "/"}, nil, &errOut)
 	}()
-	var addr, admin string
-	require.Eventually(t, func() bool {
-		m := servingLine.FindStringSubmatch(out.String())
-		if m != nil {
-			addr, admin = m[1], m[2]
-		}
-		return m != nil
-	}, 5*time.Second, 10*time.Millisecond, errOut.String())
+	m := waitServing(t, &errOut, nil)
+	addr, admin := m[1], m[2]
 
 	req := `{"id":"r1","tmax":500,"bcat":["IAB25"],"imp":[{"id":"1","banner":{"w":300,"h":250}}]}`
 	for range 3 {

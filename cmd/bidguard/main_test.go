@@ -144,6 +144,39 @@ func TestConfigValidate(t *testing.T) {
 	require.Contains(t, out, "rtb.tmax-guard")
 }
 
+// config validate lists every error of a file in one pass: the keys
+// checked without the gate registry, the gates' options, wrong types with
+// their key path, listen addresses.
+func TestConfigValidateOnePass(t *testing.T) {
+	dir := files(t, "t2.yaml", `listen: 127.0.0.1:99999
+upstreams: [{name: a, url: 'http://127.0.0.1:1/', onError: loud}]
+policy:
+  action: block
+  gates:
+    - {gate: bidSanity, options: {maxPrice: -1}}
+    - gate: latency
+      options: {maxMs: twenty}
+`)
+	code, out, errOut := runCmd("config", "validate", "--config", filepath.Join(dir, "t2.yaml"))
+	require.Equal(t, 1, code)
+	require.Empty(t, out)
+	p := filepath.Join(dir, "t2.yaml")
+	for _, want := range []string{
+		p + `: listen: "127.0.0.1:99999": port 99999 is not in 1-65535`,
+		p + `: upstreams[0].onError: "loud" is not nobid or status`,
+		p + `: policy.action: "block" is not enforce or shadow`,
+		p + `:6: policy.gates[0] (bidSanity): maxPrice must be > 0 and finite`,
+		p + `:8: policy.gates[1].options.maxMs: want a number, got "twenty"`,
+	} {
+		require.Contains(t, errOut, want+"\n")
+	}
+	require.Equal(t, 5, strings.Count(errOut, "\n"), errOut)
+
+	code, _, errOut = runCmd("config", "validate")
+	require.Equal(t, 0, code)
+	require.Contains(t, errOut, "warning: no upstreams configured")
+}
+
 func TestVersion(t *testing.T) {
 	code, out, _ := runCmd("version")
 	require.Equal(t, 0, code)
@@ -203,13 +236,44 @@ func TestVersionStamped(t *testing.T) {
 	require.Contains(t, string(body), `bidguard_build_info{version="v9.8.7-3-gabcdef0-dirty",revision="0123456789abcdef0123456789abcdef01234567",goversion="`+runtime.Version()+`"} 1`+"\n")
 }
 
-// TestHelpListsFlags: -h on a command prints its flags with their help on
-// stderr (exit 2, as for any flag error).
-func TestHelpListsFlags(t *testing.T) {
+// TestHelp: help and -h on every command and subcommand print its usage
+// and flags on stdout, exit 0; a usage error is one line on stderr, exit 2.
+func TestHelp(t *testing.T) {
 	for cmd, flag := range map[string]string{"serve": "-listen", "check": "-config", "audit verify": "-key-file", "version": "-config", "config validate": "-config"} {
-		code, _, errOut := runCmd(append(strings.Fields(cmd), "-h")...)
+		for _, h := range []string{"-h", "--help", "help"} {
+			code, out, errOut := runCmd(append(strings.Fields(cmd), h)...)
+			require.Equal(t, 0, code, cmd)
+			require.Empty(t, errOut, cmd)
+			require.Contains(t, out, "usage:\n  bidguard "+cmd+" ", cmd)
+			require.Contains(t, out, "\nflags:\n", cmd)
+			require.Contains(t, out, "  "+flag+" ", cmd)
+		}
+		code, out, errOut := runCmd(append(strings.Fields(cmd), "--bogus")...)
 		require.Equal(t, 2, code, cmd)
-		require.Contains(t, errOut, cmd+": flags:\n", cmd)
-		require.Contains(t, errOut, "  "+flag+" ", cmd)
+		require.Empty(t, out)
+		require.Equal(t, cmd+": flag provided but not defined: -bogus (bidguard "+cmd+" -h: usage)\n", errOut)
+	}
+	for args, want := range map[string]string{"config -h": "config validate", "config help": "config validate",
+		"audit --help": "audit verify", "help config": "config validate"} {
+		code, out, errOut := runCmd(strings.Fields(args)...)
+		require.Equal(t, 0, code, args)
+		require.Empty(t, errOut, args)
+		require.Contains(t, out, "usage:\n  bidguard "+want+" ", args)
+	}
+	for _, args := range [][]string{{"-h"}, {"help"}, {"--help"}} {
+		code, out, _ := runCmd(args...)
+		require.Equal(t, 0, code)
+		for _, c := range []string{"serve", "check", "config validate", "audit verify", "version"} {
+			require.Contains(t, out, "  bidguard "+c+" ")
+		}
+	}
+	code, out, _ := runCmd("help", "serve")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "-log-format")
+	for _, args := range [][]string{{}, {"config"}, {"config", "nope"}, {"audit"}, {"nope"}} {
+		code, out, errOut := runCmd(args...)
+		require.Equal(t, 2, code, args)
+		require.Empty(t, out, args)
+		require.Contains(t, errOut, "usage:", args)
 	}
 }

@@ -1,7 +1,7 @@
 package main
 
-// The anomaly detector's wiring (DESIGN.md "Anomaly detection and
-// quarantine"): the quarantine block turned into detector settings at every
+// The anomaly detector's wiring (docs/design.md "Anomaly detection
+// and quarantine"): the quarantine block turned into detector settings at every
 // load, the detector as every snapshot's seat states (the quarantine gate's
 // view), judged bids fed to it from the bid path, its events audited and
 // metered, and its admin endpoints behind admin.tokenFile.

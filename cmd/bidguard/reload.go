@@ -1,10 +1,10 @@
 package main
 
-// Hot reload of `serve`'s configuration (DESIGN.md "Configuration",
-// "Reload"): poll the files the current snapshot was read from and the
+// Hot reload of `serve`'s configuration (docs/design.md "Reload"): poll the files the current snapshot was read from and the
 // seat files of its seatsDir every reloadPollMs, reload on SIGHUP, build and
 // validate the whole new snapshot, swap it atomically, keep the old one on
-// any error, and count the outcome.
+// any error, and count the outcome. A restart-only key (listen, audit.*)
+// that changed keeps its running value while the rest of the file applies.
 //
 // A poll reloads only files whose content was stable over two polls: a
 // change seen by one poll is loaded by the next one if nothing changed in
@@ -42,12 +42,16 @@ const (
 	reloadRestartRequired = "restart_required"
 )
 
-// reloadMeters are bidguard_config_reloads_total{result} and
-// bidguard_config_last_reload_successful, registered up front in the set
+// reloadMeters are bidguard_config_reloads_total{result},
+// bidguard_config_last_reload_successful (1: the files on disk are what is
+// loaded, or were loaded as far as a reload can load them) and
+// bidguard_config_restart_required (1: the loaded files change a key that
+// keeps its running value until a restart), registered up front in the set
 // the admin listener serves.
 type reloadMeters struct {
 	results map[string]*metrics.Counter
 	ok      *metrics.Gauge
+	restart *metrics.Gauge
 }
 
 func newReloadMeters(set *metrics.Set) *reloadMeters {
@@ -56,15 +60,18 @@ func newReloadMeters(set *metrics.Set) *reloadMeters {
 		m.results[r] = set.GetOrCreateCounter(`bidguard_config_reloads_total{result="` + r + `"}`)
 	}
 	m.ok = set.GetOrCreateGauge("bidguard_config_last_reload_successful", nil)
+	m.restart = set.GetOrCreateGauge("bidguard_config_restart_required", nil)
 	return m
 }
 
+// count counts a reload: one that applied (restart-only keys kept or not)
+// was successful, an error was not.
 func (m *reloadMeters) count(result string) {
 	m.results[result].Inc()
-	if result == reloadSuccess {
-		m.ok.Set(1)
-	} else {
+	if result == reloadError {
 		m.ok.Set(0)
+	} else {
+		m.ok.Set(1)
 	}
 }
 
@@ -155,7 +162,13 @@ func (r *reloader) check(trigger string, force bool) {
 		r.pending = false
 		changed = diffStates(r.loaded, cur)
 		if len(changed) == 0 {
-			return // changed and changed back
+			// Changed and changed back: the files are what is loaded, so
+			// a failed reload of the change in between no longer counts.
+			if r.m.ok.Get() == 0 {
+				r.m.ok.Set(1)
+				r.log.Info("config files are back to the loaded content", "config", r.holder.Load().Version)
+			}
+			return
 		}
 	}
 	r.pending = false
@@ -180,12 +193,9 @@ func (r *reloader) reload(log *slog.Logger, trigger string) {
 		log.Error("config reload failed; the old config stays", "config", old.Version, "error", err)
 		return
 	}
-	if keys := snap.Config.RestartKeys(old.Config); len(keys) > 0 {
-		r.m.count(reloadRestartRequired)
-		log.Warn("config reload refused: these keys take effect only on restart; the old config stays",
-			"keys", keys, "config", old.Version)
-		return
-	}
+	// old holds the running values of the restart-only keys: every
+	// snapshot swapped in kept them.
+	keys := snap.Config.KeepRestartKeys(old.Config)
 	if err := r.install(snap); err != nil {
 		r.m.count(reloadError)
 		log.Error("config reload failed; the old config stays", "config", old.Version, "error", err)
@@ -193,8 +203,16 @@ func (r *reloader) reload(log *slog.Logger, trigger string) {
 	}
 	r.holder.Store(snap)
 	r.watch(snap)
-	r.m.count(reloadSuccess)
-	log.Info("config reloaded", "config", snap.Version, "previous", old.Version)
+	if len(keys) > 0 {
+		r.m.count(reloadRestartRequired)
+		r.m.restart.Set(1)
+		log.Warn("config reloaded but for keys that take effect only on restart: they keep their running value",
+			"keys", keys, "config", snap.Version, "previous", old.Version)
+	} else {
+		r.m.count(reloadSuccess)
+		r.m.restart.Set(0)
+		log.Info("config reloaded", "config", snap.Version, "previous", old.Version)
+	}
 	if r.onLoad != nil {
 		r.onLoad(snap, trigger)
 	}

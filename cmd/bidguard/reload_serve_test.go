@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -30,7 +29,7 @@ const (
 
 // reloadServeConfig polls every 20 ms (pollMs) and caps the bid price.
 func reloadServeConfig(pollMs, maxPrice string) string {
-	return "listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nreloadPollMs: " + pollMs + "\nseatsDir: seats\n" +
+	return "listen: 127.0.0.1:0\nadminListen: 127.0.0.1:0\nreloadPollMs: " + pollMs + "\nseatsDir: seats\nshutdown: {drainMs: 0}\n" +
 		"policy:\n  gates:\n    - gate: impidMatch\n    - {gate: bidSanity, options: {maxPrice: " + maxPrice + "}}\n"
 }
 
@@ -65,9 +64,9 @@ type served struct {
 func startServe(t *testing.T, config, upstream string) served {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var out, errOut syncBuffer
+	var errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &out, &errOut) }()
+	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &errOut) }()
 	t.Cleanup(func() {
 		cancel()
 		select {
@@ -77,11 +76,7 @@ func startServe(t *testing.T, config, upstream string) served {
 			t.Error("serve did not stop")
 		}
 	})
-	var m []string
-	require.Eventually(t, func() bool {
-		m = servingLine.FindStringSubmatch(out.String())
-		return m != nil
-	}, 10*time.Second, 10*time.Millisecond, "stderr: %s", errOut.String())
+	m := waitServing(t, &errOut, nil)
 	return served{addr: m[1], admin: m[2], stderr: &errOut}
 }
 
@@ -180,18 +175,25 @@ func TestServeReloadBrokenConfig(t *testing.T) {
 	require.NotEqual(t, v1, v)
 }
 
-func TestServeReloadListenRefused(t *testing.T) {
+// A reload that changes listen applies the rest of the file (maxPrice
+// here) and keeps listening where it listens; restart_required says so.
+func TestServeReloadListenKept(t *testing.T) {
 	path := reloadConfigDir(t, reloadServeConfig("20", "10"))
 	s := startServe(t, path, fakeBidder(t))
 	_, _, v1 := bid(t, s.addr)
 
 	cfg := strings.Replace(reloadServeConfig("20", "1"), "listen: 127.0.0.1:0", "listen: 127.0.0.1:1", 1)
 	writeAtomic(t, path, cfg)
-	waitMetrics(t, s, [4]float64{0, 0, 1, 0})
+	waitMetrics(t, s, [4]float64{0, 0, 1, 1})
 	code, _, v := bid(t, s.addr)
-	require.Equal(t, 200, code, "the old config stays, maxPrice included")
-	require.Equal(t, v1, v)
+	require.Equal(t, 204, code, "the new maxPrice applies, on the running listener")
+	require.NotEqual(t, v1, v)
 	require.Contains(t, s.stderr.String(), "keys=[listen]")
+	require.Equal(t, 1.0, metricValue(t, s.admin, "bidguard_config_restart_required"))
+
+	writeAtomic(t, path, reloadServeConfig("20", "1"))
+	waitMetrics(t, s, [4]float64{1, 0, 1, 1})
+	require.Zero(t, metricValue(t, s.admin, "bidguard_config_restart_required"), "listen is back to its running value")
 }
 
 func TestServeReloadSeatFile(t *testing.T) {
@@ -224,15 +226,10 @@ func TestServeSIGHUP(t *testing.T) {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeHelperProcess$", "--",
 		"serve", "--config", path, "--upstream", fakeBidder(t))
 	cmd.Env = append(os.Environ(), "BIDGUARD_SERVE_HELPER=1")
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
 	var stderr syncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	require.NoError(t, err, "stderr: %s", stderr.String())
-	m := servingLine.FindStringSubmatch(line)
-	require.NotNil(t, m, line)
+	m := waitServing(t, &stderr, nil)
 	s := served{addr: m[1], admin: m[2], stderr: &stderr}
 
 	code, _, v1 := bid(t, s.addr)
@@ -253,4 +250,25 @@ func TestServeSIGHUP(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	require.NoError(t, cmd.Wait(), "exit 0 after a graceful shutdown; stderr: %s", stderr.String())
 	require.Contains(t, stderr.String(), "stopped")
+}
+
+// log.level applies at a reload: at error nothing of the rejection log
+// shows; back at info, it does.
+func TestServeReloadLogLevel(t *testing.T) {
+	cfg := reloadServeConfig("20", "1")
+	path := reloadConfigDir(t, cfg)
+	s := startServe(t, path, fakeBidder(t))
+	writeAtomic(t, path, cfg+"log: {level: error}\n")
+	waitMetrics(t, s, [4]float64{1, 0, 0, 1})
+	before := len(s.stderr.String())
+	code, rejected, _ := bid(t, s.addr)
+	require.Equal(t, 204, code)
+	require.Equal(t, "1", rejected)
+
+	writeAtomic(t, path, cfg+"log: {level: info}\n")
+	waitMetrics(t, s, [4]float64{2, 0, 0, 1})
+	require.NotContains(t, s.stderr.String()[before:], "bid rejected", "info is below error")
+	bid(t, s.addr)
+	require.Eventually(t, func() bool { return strings.Contains(s.stderr.String()[before:], `msg="bid rejected"`) },
+		5*time.Second, 5*time.Millisecond, s.stderr.String())
 }

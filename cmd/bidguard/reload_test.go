@@ -231,19 +231,49 @@ func TestReloaderHalfWritten(t *testing.T) {
 	require.Equal(t, [4]float64{2, 0, 0, 1}, fx.poll())
 }
 
+// A reload that changes a restart-only key applies the rest of the file
+// and keeps the key's running value; restart_required says so until the
+// files give the running values again.
 func TestReloaderRestartRequired(t *testing.T) {
 	fx := newReloadFixture(t)
 	v := fx.holder.Load().Version
-	f := func(old, new string, want [4]float64) {
-		t.Helper()
-		writeAtomic(t, fx.path("bidguard.yaml"), strings.Replace(fixtureYAML("10"), old, new, 1))
-		require.Equal(t, want, fx.pollStable())
-		require.Equal(t, v, fx.holder.Load().Version, "the old config stays")
+	restart := func() float64 { return fx.r.m.restart.Get() }
+	write := func(maxPrice, old, new string) {
+		writeAtomic(t, fx.path("bidguard.yaml"), strings.Replace(fixtureYAML(maxPrice), old, new, 1))
 	}
-	f("listen: 127.0.0.1:0", "listen: 127.0.0.1:1", [4]float64{0, 0, 1, 0})
-	f("adminListen: 127.0.0.1:0", "adminListen: 127.0.0.1:1", [4]float64{0, 0, 2, 0})
-	f("seatsDir: seats", "seatsDir: seats\naudit: {fsyncEvery: 3}", [4]float64{0, 0, 3, 0})
-	require.Contains(t, fx.logs.String(), "keys=[audit.fsyncEvery]")
+	write("1", "listen: 127.0.0.1:0", "listen: 127.0.0.1:1")
+	require.Equal(t, [4]float64{0, 0, 1, 1}, fx.pollStable(), "applied, with a key kept: the gauge stays 1")
+	snap := fx.holder.Load()
+	require.NotEqual(t, v, snap.Version, "the rest of the file applies")
+	require.Equal(t, "127.0.0.1:0", snap.Config.Listen, "listen keeps its running value")
+	require.Equal(t, 1.0, restart())
+	require.Contains(t, fx.logs.String(), "keys=[listen]")
+
+	write("1", "seatsDir: seats", "seatsDir: seats\nlisten: 127.0.0.1:1\naudit: {fsyncEvery: 3}")
+	fx.r.check("SIGHUP", true) // listen given twice: a decode error
+	require.Equal(t, [4]float64{0, 1, 1, 0}, fx.counts())
+	write("1", "adminListen: 127.0.0.1:0", "adminListen: 127.0.0.1:1\naudit: {fsyncEvery: 3}")
+	require.Equal(t, [4]float64{0, 1, 2, 1}, fx.pollStable())
+	require.Contains(t, fx.logs.String(), `keys="[adminListen audit.fsyncEvery]"`)
+	require.Equal(t, 64, fx.holder.Load().Config.Audit.FsyncEvery)
+
+	write("2", "", "")
+	require.Equal(t, [4]float64{1, 1, 2, 1}, fx.pollStable(), "the running values again: nothing needs a restart")
+	require.Zero(t, restart())
+}
+
+// A broken edit turns last_reload_successful to 0; reverting the files to
+// the loaded content turns it back to 1 without a reload.
+func TestReloaderRevertClearsGauge(t *testing.T) {
+	fx := newReloadFixture(t)
+	v := fx.holder.Load().Version
+	writeAtomic(t, fx.path("bidguard.yaml"), fixtureYAML("-1"))
+	require.Equal(t, [4]float64{0, 1, 0, 0}, fx.pollStable())
+	writeAtomic(t, fx.path("bidguard.yaml"), fixtureYAML("10"))
+	require.Equal(t, [4]float64{0, 1, 0, 1}, fx.pollStable(), "the files are what is loaded")
+	require.Equal(t, v, fx.holder.Load().Version)
+	require.Contains(t, fx.logs.String(), "config files are back to the loaded content")
+	require.Equal(t, [4]float64{0, 1, 0, 1}, fx.poll())
 }
 
 func TestReloaderSeatsDir(t *testing.T) {

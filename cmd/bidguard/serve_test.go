@@ -1,9 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -22,18 +22,43 @@ import (
 	"github.com/bidguard/bidguard/configs"
 )
 
-// loopbackConfig is the embedded config listening on free loopback ports.
+// loopbackConfig is the embedded config listening on free loopback ports,
+// without a drain.
 func loopbackConfig(t *testing.T) string {
 	t.Helper()
 	cfg := string(configs.Default)
 	cfg = regexp.MustCompile(`(?m)^listen: .*$`).ReplaceAllString(cfg, "listen: 127.0.0.1:0")
 	cfg = regexp.MustCompile(`(?m)^adminListen: .*$`).ReplaceAllString(cfg, "adminListen: 127.0.0.1:0")
+	// No drain: these tests stop serve at once (TestServeDrain sets its own).
+	cfg = regexp.MustCompile(`(?m)^shutdown: .*$`).ReplaceAllString(cfg, "shutdown: {drainMs: 0}")
 	path := filepath.Join(t.TempDir(), "bidguard.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
 	return path
 }
 
-var servingLine = regexp.MustCompile(`serving on (\S+) \(admin (\S+)\)`)
+// servingLine is serve's start-up banner, a log line on stderr.
+var servingLine = regexp.MustCompile(`msg=serving .*?listen=(\S+) admin=(\S+)`)
+
+// waitServing waits for the banner in stderr, of a serve started in
+// process or as a child, and returns the matches: [1] the exchange
+// address, [2] the admin one. exited, when not nil, is closed when serve
+// stopped (a start-up failure).
+func waitServing(t *testing.T, stderr *syncBuffer, exited <-chan struct{}) []string {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		if m := servingLine.FindStringSubmatch(stderr.String()); m != nil {
+			return m
+		}
+		select {
+		case <-exited:
+			t.Fatalf("serve stopped before serving: %s", stderr.String())
+		case <-deadline:
+			t.Fatalf("serve did not start: %s", stderr.String())
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -63,6 +88,7 @@ func TestServeStartupErrors(t *testing.T) {
 		require.Less(t, time.Since(start), 5*time.Second)
 		return errOut
 	}
+	require.Contains(t, f(1, "--config", filepath.Join(dir, "broken.yaml")), `level=ERROR msg="serve: start-up failed" error=`)
 	require.Contains(t, f(1, "--config", filepath.Join(dir, "broken.yaml")), "nope")
 	require.Contains(t, f(1, "--config", filepath.Join(dir, "unknown.yaml")), "nope")
 	f(1, "--config", filepath.Join(dir, "missing.yaml"))
@@ -84,17 +110,10 @@ func TestServeStartupErrors(t *testing.T) {
 func TestServeDemo(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var out, errOut syncBuffer
+	var errOut syncBuffer
 	done := make(chan int, 1)
-	go func() { done <- serve(ctx, serveFlags{config: loopbackConfig(t), demo: true}, nil, &out, &errOut) }()
-	var addr string
-	require.Eventually(t, func() bool {
-		m := servingLine.FindStringSubmatch(out.String())
-		if m != nil {
-			addr = m[1]
-		}
-		return m != nil
-	}, 5*time.Second, 10*time.Millisecond)
+	go func() { done <- serve(ctx, serveFlags{config: loopbackConfig(t), demo: true}, nil, &errOut) }()
+	addr := waitServing(t, &errOut, nil)[1]
 
 	req, err := os.ReadFile("../../configs/demo/request.json")
 	require.NoError(t, err)
@@ -145,15 +164,10 @@ func TestServeSignals(t *testing.T) {
 			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeHelperProcess$", "--",
 				"serve", "--config", loopbackConfig(t), "--upstream", "http://127.0.0.1:1/")
 			cmd.Env = append(os.Environ(), "BIDGUARD_SERVE_HELPER=1")
-			stdout, err := cmd.StdoutPipe()
-			require.NoError(t, err)
 			var stderr syncBuffer
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
-			line, err := bufio.NewReader(stdout).ReadString('\n')
-			require.NoError(t, err, "stderr: %s", stderr.String())
-			m := servingLine.FindStringSubmatch(line)
-			require.NotNil(t, m, line)
+			m := waitServing(t, &stderr, nil)
 
 			resp, err := http.Get("http://" + m[2] + "/readyz")
 			require.NoError(t, err)
@@ -186,18 +200,16 @@ func TestServeAdminFlag(t *testing.T) {
 	var admins []string
 	for range 2 {
 		ctx, cancel := context.WithCancel(context.Background())
-		var out, errOut syncBuffer
+		var errOut syncBuffer
 		done := make(chan int, 1)
 		go func() {
-			done <- serve(ctx, serveFlags{config: path, admin: "127.0.0.1:0", upstream: fakeBidder(t)}, nil, &out, &errOut)
+			done <- serve(ctx, serveFlags{config: path, admin: "127.0.0.1:0", upstream: fakeBidder(t)}, nil, &errOut)
 		}()
 		t.Cleanup(func() {
 			cancel()
 			require.Equal(t, 0, <-done, errOut.String())
 		})
-		var m []string
-		require.Eventually(t, func() bool { m = servingLine.FindStringSubmatch(out.String()); return m != nil },
-			10*time.Second, 10*time.Millisecond, errOut.String())
+		m := waitServing(t, &errOut, nil)
 		require.NotEqual(t, busy.Addr().String(), m[2])
 		admins = append(admins, m[2])
 		code, _, _ := bid(t, m[1])
@@ -216,4 +228,49 @@ func f1(t *testing.T, path string) string {
 	code, _, errOut := runCmd("serve", "--config", path, "--upstream", "http://127.0.0.1:1/")
 	require.Equal(t, 1, code)
 	return errOut
+}
+
+// serve logs through slog: --log-format json makes every line a JSON
+// object (the banner included); --log-level error keeps info and warn out.
+func TestServeLogFlags(t *testing.T) {
+	run := func(f serveFlags) (*syncBuffer, func()) {
+		ctx, cancel := context.WithCancel(context.Background())
+		var errOut syncBuffer
+		done := make(chan int, 1)
+		f.config = loopbackConfig(t)
+		go func() { done <- serve(ctx, f, nil, &errOut) }()
+		return &errOut, func() { cancel(); require.Equal(t, 0, <-done, errOut.String()) }
+	}
+	errOut, stop := run(serveFlags{logFormat: "json"})
+	require.Eventually(t, func() bool { return strings.Contains(errOut.String(), `"listen"`) }, 10*time.Second, 5*time.Millisecond)
+	stop()
+	lines := strings.Split(strings.TrimSpace(errOut.String()), "\n")
+	for _, l := range lines {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &rec), l)
+		require.Contains(t, rec, "level")
+	}
+	require.Contains(t, errOut.String(), `"msg":"serving","version":"dev"`)
+	require.Contains(t, errOut.String(), `"level":"WARN","msg":"no upstreams configured`)
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	admin := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	errOut, stop = run(serveFlags{logLevel: "error", admin: admin})
+	require.Eventually(t, func() bool {
+		resp, err := http.Get("http://" + admin + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		return err == nil
+	}, 10*time.Second, 5*time.Millisecond)
+	stop()
+	require.Empty(t, errOut.String(), "nothing at error level")
+
+	for _, args := range [][]string{{"--log-level", "loud"}, {"--log-format", "xml"}} {
+		code, _, errOut := runCmd(append([]string{"serve"}, args...)...)
+		require.Equal(t, 2, code)
+		require.Contains(t, errOut, "serve: "+args[0]+": ")
+	}
 }
