@@ -11,7 +11,8 @@ import (
 // the bid path's set (rtb describes its own).
 var serveMetricHelp = map[string]string{
 	"bidguard_config_reloads_total":          "Config reloads, by result (success, error, restart_required).",
-	"bidguard_config_last_reload_successful": "1 when the last config reload applied, else 0.",
+	"bidguard_config_last_reload_successful": "1 when the files on disk are what is loaded or loadable, else 0.",
+	"bidguard_config_restart_required":       "1 when the files change a key that takes effect only at the next start (listen, adminListen, audit, log.format), else 0.",
 	"bidguard_audit_records_total":           "Audit records, by state (written, dropped, gap, recovered).",
 	"bidguard_quarantined_seats":             "Seats quarantined now, quarantine.seats included.",
 	"bidguard_quarantine_transitions_total":  "Seat quarantine transitions, by signal and the state entered (quarantined, released, refused by the safety valve).",
