@@ -30,7 +30,7 @@ var allowed = map[string][]string{
 	"quarantine": {},
 	"config":     {"audit", "quarantine", "configs", "jsonraw"},
 	"engine":     {"config", "pool", "jsonraw", "configs", "audit", "quarantine"},
-	"gates":      {"engine", "config", "pool", "jsonraw", "configs", "audit", "quarantine", "gates/verdictcache"},
+	"gates":      {"engine", "config", "pool", "jsonraw", "configs", "audit", "quarantine", "gates/verdictcache", "gates/markup"},
 	"pool":       {},
 	"jsonraw":    {},
 	"rtb":        {"engine", "config", "pool", "jsonraw", "configs", "audit", "quarantine"},
@@ -40,11 +40,12 @@ var allowed = map[string][]string{
 	"bench":      {"engine", "config", "gates", "pool", "rtb", "configs", "jsonraw", "audit", "quarantine"},
 
 	"gates/verdictcache": {},
+	"gates/markup":       {},
 }
 
 // stdlibOnly are the leaf packages that import nothing outside the
 // standard library.
-var stdlibOnly = []string{"audit", "quarantine", "pool", "jsonraw", "gates/verdictcache"}
+var stdlibOnly = []string{"audit", "quarantine", "pool", "jsonraw", "gates/verdictcache", "gates/markup"}
 
 func TestDependencyDirection(t *testing.T) {
 	for pkg, ok := range allowed {
