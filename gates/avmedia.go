@@ -72,57 +72,55 @@ func (o *avObject) inPod() bool {
 // dynamic: the object is a dynamic pod (poddur > 0 or maxseq > 0).
 func (o *avObject) dynamic() bool { return o.podDur > 0 || o.maxSeq > 0 }
 
-// avBid resolves the bid's imp and media object. skip is the per-bid skip
-// reason ("" when the bid is a video or audio bid) and why its label.
-func avBid(in *engine.Input, b *engine.Bid) (imp *openrtb2.Imp, o avObject, skip, why string) {
+// avBid resolves the bid's imp and media object; ok is false when the bid
+// is not a video or audio bid, skip then being its per-bid skip.
+func avBid(in *engine.Input, b *engine.Bid) (imp *openrtb2.Imp, o avObject, skip engine.Verdict, ok bool) {
 	imp = in.ImpByID(b.ImpID)
 	if imp == nil {
-		return nil, o, reasonNoImp, skipWhyImp
+		return nil, o, engine.SkipBid(reasonNoImp, skipWhyImp), false
 	}
 	m := mtypeMedia(b.MType)
 	if b.MType == 0 {
 		offered := offeredMedia(imp)
 		if offered.count() > 1 {
-			return imp, o, reasonAVSeveral, skipWhyAVMedia
+			return imp, o, engine.SkipBid(reasonAVSeveral, skipWhyAVMedia), false
 		}
 		m = offered.only()
 	}
 	switch m {
 	case mediaVideo:
 		if imp.Video == nil {
-			return imp, o, reasonImpNoVideo, skipWhyAVMedia
+			return imp, o, engine.SkipBid(reasonImpNoVideo, skipWhyAVMedia), false
 		}
-		return imp, videoObject(imp.Video), "", ""
+		return imp, videoObject(imp.Video), skip, true
 	case mediaAudio:
 		if imp.Audio == nil {
-			return imp, o, reasonImpNoAudio, skipWhyAVMedia
+			return imp, o, engine.SkipBid(reasonImpNoAudio, skipWhyAVMedia), false
 		}
-		return imp, audioObject(imp.Audio), "", ""
+		return imp, audioObject(imp.Audio), skip, true
 	}
-	return imp, o, reasonNotAV, skipWhyAVMedia
+	return imp, o, engine.SkipBid(reasonNotAV, skipWhyAVMedia), false
 }
 
-// impObject is the media object a bid on imp would be judged against
-// when it resolves as b does; ok is false when it does not resolve.
+// impObject is the media object of an earlier bid b, as avBid resolves
+// it; ok is false when it does not resolve.
 func impObject(in *engine.Input, b *engine.Bid) (avObject, bool) {
-	_, o, skip, _ := avBid(in, b)
-	return o, skip == ""
+	_, o, _, ok := avBid(in, b)
+	return o, ok
 }
 
 // requestHasAV reports whether an imp of the request has a video or audio
-// object for which keep returns true (nil: any).
-func requestHasAV(in *engine.Input, keep func(o *avObject) bool) bool {
+// object (with inPod, one in a pod).
+func requestHasAV(in *engine.Input, inPod bool) bool {
 	for i := range in.Request.Imp {
 		imp := &in.Request.Imp[i]
 		if imp.Video != nil {
-			o := videoObject(imp.Video)
-			if keep == nil || keep(&o) {
+			if o := videoObject(imp.Video); !inPod || o.inPod() {
 				return true
 			}
 		}
 		if imp.Audio != nil {
-			o := audioObject(imp.Audio)
-			if keep == nil || keep(&o) {
+			if o := audioObject(imp.Audio); !inPod || o.inPod() {
 				return true
 			}
 		}
@@ -149,31 +147,11 @@ func durationOf(b *engine.Bid) int64 {
 	return int64(f.Duration)
 }
 
-// trimMIME drops a type's parameters (after ';') and surrounding
-// whitespace.
-func trimMIME(t string) string {
-	if i := strings.IndexByte(t, ';'); i >= 0 {
-		t = t[:i]
-	}
-	return strings.Trim(t, " \t\r\n")
-}
-
 // hasMIME reports whether the list holds an entry that is not empty once
-// normalised.
+// read as a MediaFile type is.
 func hasMIME(mimes []string) bool {
 	for _, m := range mimes {
-		if trimMIME(m) != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// mimeListed reports whether t (a normalised MediaFile type, any case) is
-// one of the list's types, normalised, ASCII case ignored.
-func mimeListed(mimes []string, t string) bool {
-	for _, m := range mimes {
-		if m = trimMIME(m); m != "" && equalFoldASCII(m, t) {
+		if markup.MediaType(m) != "" {
 			return true
 		}
 	}

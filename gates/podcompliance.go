@@ -117,7 +117,7 @@ func (g *podCompliance) Kind() engine.Kind { return engine.PerBid }
 
 // Prepare skips a request in which no imp's video or audio is in a pod.
 func (g *podCompliance) Prepare(in *engine.Input) string {
-	if !requestHasAV(in, (*avObject).inPod) {
+	if !requestHasAV(in, true) {
 		return reasonNoPodInRequest
 	}
 	return ""
@@ -129,9 +129,9 @@ func podReject(reason string) engine.Verdict {
 
 // CheckBid judges a bid with the kept bids before it.
 func (g *podCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	imp, o, skip, why := avBid(in, b)
-	if skip != "" {
-		return engine.SkipBid(skip, why)
+	imp, o, skip, ok := avBid(in, b)
+	if !ok {
+		return skip
 	}
 	if !o.inPod() {
 		return engine.SkipBid(reasonNotInPod, "pod")

@@ -89,7 +89,7 @@ func (g *videoCompliance) Kind() engine.Kind { return engine.PerBid }
 
 // Prepare skips a request in which no imp has a video or audio object.
 func (g *videoCompliance) Prepare(in *engine.Input) string {
-	if !requestHasAV(in, nil) {
+	if !requestHasAV(in, false) {
 		return reasonNoAVInRequest
 	}
 	return ""
@@ -101,15 +101,14 @@ func videoReject(reason string) engine.Verdict {
 
 // CheckBid judges one video or audio bid; other bids are skipped.
 func (g *videoCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	imp, o, skip, why := avBid(in, b)
-	if skip != "" {
-		return engine.SkipBid(skip, why)
+	imp, o, skip, ok := avBid(in, b)
+	if !ok {
+		return skip
 	}
 	if b.Dur < 0 {
 		return engine.Reject("bid duration is negative", engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
 	}
-	mimes := o.mimes
-	facts := markup.ReadVAST(b.AdM, func(t string) bool { return mimeListed(mimes, t) })
+	facts := markup.ReadVAST(b.AdM, o.mimes)
 	if b.Dur > 0 && facts.Duration > 0 && int64(facts.Duration) != b.Dur {
 		return videoReject("dur " + strconv.FormatInt(b.Dur, 10) + " does not match VAST duration " + strconv.Itoa(facts.Duration))
 	}

@@ -88,8 +88,8 @@ type VASTFacts struct {
 	// trimmed, in the case written.
 	MediaTypes     int
 	FirstMediaType string
-	// MediaTypeAccepted is true when ReadVAST's accept returned true for
-	// one of them.
+	// MediaTypeAccepted is true when one of them is in ReadVAST's accept
+	// list (both read by MediaType, ASCII case ignored).
 	MediaTypeAccepted bool
 }
 
@@ -107,12 +107,12 @@ const (
 	rootDAAST
 )
 
-// ReadVAST reads the VAST facts of adm. accept, when not nil, is asked
-// about each non-empty MediaFile type of the inline ad (trimmed, parameters
-// dropped, case as written) until it returns true. It runs in time linear
-// in len(adm) and allocates nothing (but for a MediaFile type written with
-// a character reference); a malformed document gives the zero VASTFacts.
-func ReadVAST(adm string, accept func(mediaType string) bool) VASTFacts {
+// ReadVAST reads the VAST facts of adm; accept lists the media types
+// (MIME types, as a bid request's mimes) against which the inline ad's
+// MediaFile types are compared. It runs in time linear in len(adm) (and
+// accept) and allocates nothing, but for a MediaFile type written with a
+// character reference; a malformed document gives the zero VASTFacts.
+func ReadVAST(adm string, accept []string) VASTFacts {
 	var sc vastScanner
 	sc.s, sc.accept = adm, accept
 	if !sc.run() {
@@ -129,7 +129,7 @@ func ReadVAST(adm string, accept func(mediaType string) bool) VASTFacts {
 type vastScanner struct {
 	s      string
 	i      int
-	accept func(string) bool
+	accept []string
 	f      VASTFacts
 
 	root  uint8
@@ -646,10 +646,7 @@ func (sc *vastScanner) mediaType(v string) {
 	if strings.IndexByte(v, '&') >= 0 {
 		v = decodeValue(v)
 	}
-	if semi := strings.IndexByte(v, ';'); semi >= 0 {
-		v = v[:semi]
-	}
-	v = trimXMLSpace(v)
+	v = MediaType(v)
 	if v == "" {
 		return
 	}
@@ -657,9 +654,44 @@ func (sc *vastScanner) mediaType(v string) {
 	if sc.f.MediaTypes == 1 {
 		sc.f.FirstMediaType = v
 	}
-	if !sc.f.MediaTypeAccepted && sc.accept != nil && sc.accept(v) {
-		sc.f.MediaTypeAccepted = true
+	if sc.f.MediaTypeAccepted {
+		return
 	}
+	for _, a := range sc.accept {
+		if a = MediaType(a); a != "" && equalFoldASCII(a, v) {
+			sc.f.MediaTypeAccepted = true
+			return
+		}
+	}
+}
+
+// MediaType reads a media type as MediaFile types and mimes compare:
+// parameters after ';' dropped, XML whitespace trimmed; compare the result
+// ignoring ASCII case.
+func MediaType(t string) string {
+	if semi := strings.IndexByte(t, ';'); semi >= 0 {
+		t = t[:semi]
+	}
+	return trimXMLSpace(t)
+}
+
+func equalFoldASCII(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // decodeValue resolves the references of a valid attribute value into a
