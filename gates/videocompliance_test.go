@@ -192,3 +192,24 @@ func TestVideoComplianceOptions(t *testing.T) {
 func BenchmarkVideoCompliance(b *testing.B) {
 	benchAVGate(b, mustGate(b, "videoCompliance", ""))
 }
+
+// BenchmarkVideoComplianceTypical: the typical pair, whose one video bid
+// (VAST 4.0 inline, 15 s) is judged and banner bids skipped.
+func BenchmarkVideoComplianceTypical(b *testing.B) {
+	ev := typicalEval(b)
+	defer engine.ReleaseEval(ev)
+	in := &ev.In
+	in.Request.Imp[2].Video.Protocols = append(in.Request.Imp[2].Video.Protocols, 7)
+	g := mustGate(b, "videoCompliance", "").(engine.BidGate)
+	b.ReportAllocs()
+	for b.Loop() {
+		if g.Prepare(in) != "" {
+			b.Fatal("skipped")
+		}
+		for i := range in.Bids {
+			if v := g.CheckBid(in, &in.Bids[i]); v.Failed() {
+				b.Fatal(v.Reason)
+			}
+		}
+	}
+}
