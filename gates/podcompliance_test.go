@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -269,4 +270,50 @@ func benchAVGate(b *testing.B, g engine.Gate) {
 			}
 		}
 	}
+}
+
+// TestCTVSeatFileExample loads configs/seats/ctv.yaml through seatsDir:
+// seat ctv-dsp's bids are judged by both gates, other seats' are not.
+func TestCTVSeatFileExample(t *testing.T) {
+	name := filepath.Join("..", "configs", "test.yaml")
+	text := []byte("seatsDir: seats/\npolicy:\n  gates:\n    - gate: impidMatch\n")
+	cfg, err := config.Parse(name, text)
+	require.NoError(t, err)
+	snap, err := engine.Compile(cfg, name, text, Builtin())
+	require.NoError(t, err)
+	desc := snap.Describe()
+	require.Contains(t, desc, "rtb.video-compliance")
+	require.Contains(t, desc, "rtb.pod-compliance")
+
+	req, err := os.ReadFile(filepath.Join("testdata", "ctv-pod-request.json"))
+	require.NoError(t, err)
+	resp, err := os.ReadFile(filepath.Join("testdata", "ctv-pod-response.json"))
+	require.NoError(t, err)
+	check := func(resp string) *engine.Report {
+		t.Helper()
+		rep, ev, err := engine.Check(snap, req, []byte(resp), engine.CheckOptions{LatencyMs: -1})
+		require.NoError(t, err)
+		engine.ReleaseEval(ev)
+		return rep
+	}
+	// Seat 901's first bid shares p2's advertiser: judged
+	// only once seat 901 is the CTV seat.
+	bad := strings.Replace(string(resp), `"brand-1.com"`, `"brand-2.com"`, 1)
+	bad = strings.Replace(bad, `"seat": "902"`, `"seat": "ctv-dsp"`, 1)
+	good := check(string(resp))
+	require.True(t, good.Passed, "%+v", good.Rejected)
+	require.True(t, check(bad).Passed, "seat 901 is not the CTV seat")
+	bad = strings.Replace(bad, `"seat": "901"`, `"seat": "ctv-dsp"`, 1)
+	rep := check(bad)
+	require.Len(t, rep.Rejected, 1)
+	require.Equal(t, "p2", rep.Rejected[0].BidID)
+	require.Equal(t, "competitive separation: adomain brand-2.com shared with bid p1", rep.Rejected[0].Reason)
+	require.Equal(t, "rtb.pod-compliance", rep.Rejected[0].Gate)
+
+	long := strings.Replace(string(resp), `"dur": 15,`, `"dur": 16,`, 1)
+	long = strings.Replace(long, `"seat": "901"`, `"seat": "ctv-dsp"`, 1)
+	rep = check(long)
+	require.Len(t, rep.Rejected, 1)
+	require.Equal(t, "dur 16 does not match VAST duration 15", rep.Rejected[0].Reason)
+	require.Equal(t, "rtb.video-compliance", rep.Rejected[0].Gate)
 }
