@@ -133,7 +133,9 @@ func TestVideoCompliance(t *testing.T) {
 }
 
 func TestVideoCompliancePerSecondFloor(t *testing.T) {
-	snapRates := func(in *engine.Input) { in.Rates = eurRates }
+	rates, err := engine.CompileRates(map[string]float64{"EUR/USD": 1.08})
+	require.NoError(t, err)
+	snapRates := func(in *engine.Input) { in.Rates = rates }
 	f := func(g engine.BidGate, imp, resp string, want ...string) {
 		t.Helper()
 		in := mediaEval(t, mediaReq(imp), resp)
