@@ -115,10 +115,9 @@ const (
 func ReadVAST(adm string, accept []string) VASTFacts {
 	var sc vastScanner
 	sc.s, sc.accept = adm, accept
-	if !sc.run() {
-		return VASTFacts{}
-	}
-	if sc.f.Kind == NoVAST {
+	// The characters are checked last: markup that is not VAST (HTML, a
+	// URL) is refused at its first tag without reading it all.
+	if !sc.run() || sc.f.Kind == NoVAST || !validChars(sc.s) {
 		return VASTFacts{}
 	}
 	sc.f.Protocol = vastProtocol(sc.root, sc.verDecoded(), sc.f.Kind == VASTWrapper)
@@ -246,9 +245,6 @@ func (sc *vastScanner) run() bool {
 	if strings.HasPrefix(s, "\ufeff") {
 		s = s[3:]
 		sc.s = s
-	}
-	if !validChars(s) {
-		return false
 	}
 	sc.skipSpace()
 	first := true
