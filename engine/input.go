@@ -77,6 +77,9 @@ type Input struct {
 
 	impIndex map[string]int
 	bidIndex map[string]int
+	// passed[i]: the per-bid gate running now has passed Bids[i] in this
+	// run, and no earlier gate had rejected it (see Passed).
+	passed []bool
 }
 
 // Now is the evaluation clock: the frozen instant in `check`; otherwise,
@@ -187,6 +190,25 @@ func (in *Input) FirstBidWithID(id string) int {
 	return -1
 }
 
+// Passed reports whether the per-bid gate running now has already judged
+// Bids[i] in this run of its policy, passed it, and found it standing: no
+// earlier gate had rejected it (or would have, under action: shadow). A
+// gate that judges a bid with the bids before it (podCompliance's pods)
+// reads it for the bids it has kept so far; a bid the gate failed or
+// skipped, of another policy, or not yet judged is not passed. Outside a
+// gate's run (a test calling CheckBid itself) nothing is passed.
+func (in *Input) Passed(i int) bool { return i >= 0 && i < len(in.passed) && in.passed[i] }
+
+// startGate empties the passed set for a per-bid gate's run over n bids.
+func (in *Input) startGate(n int) {
+	if cap(in.passed) < n {
+		in.passed = make([]bool, n)
+		return
+	}
+	in.passed = in.passed[:n]
+	clear(in.passed)
+}
+
 // ResponseCur is the response currency, USD when absent.
 func (in *Input) ResponseCur() string {
 	if in.Response == nil || in.Response.Cur == "" {
@@ -200,6 +222,6 @@ func (in *Input) reset() {
 	clear(in.bidIndex)
 	im, bi := in.impIndex, in.bidIndex
 	clear(in.Bids) // a pooled Eval keeps no pointer into released documents
-	bids := in.Bids[:0]
-	*in = Input{Bids: bids, impIndex: im, bidIndex: bi}
+	bids, passed := in.Bids[:0], in.passed[:0]
+	*in = Input{Bids: bids, impIndex: im, bidIndex: bi, passed: passed}
 }

@@ -321,6 +321,8 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 	ff := e.failFast(p)
 	judged, visited, dead := 0, 0, 0
 	firstSkip := ""
+	in.startGate(len(in.Bids))
+	defer in.startGate(0)
 	for i := range in.Bids {
 		bv := &e.Out.Bids[i]
 		if bv.Policy != p {
@@ -335,7 +337,9 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 			e.timeout(g, r)
 			return
 		}
+		standing := !bv.Failed()
 		v := g.bid.CheckBid(in, &in.Bids[i])
+		in.passed[i] = standing && !v.Failed() && !v.Skipped()
 		switch {
 		case v.Skipped():
 			why, _ := v.Details.(string)

@@ -150,6 +150,23 @@ var allocRows = []allocRow{
 	{gate: "pii"},
 
 	// Judging and rejecting allocate nothing: the reasons are constants.
+	// No pod in the typical pair; the 20-bid pod pair through CheckBid
+	// (Passed is empty outside the engine) and through the engine, where
+	// every bid is compared with the kept bids before it.
+	{gate: "podCompliance", name: "no pod", want: wantSkip},
+	{gate: "podCompliance", name: "20-bid pod", options: "{podFit: all, exclusive: [adomain, cat]}",
+		pair: func(t *testing.T) *engine.Input { return &ctvPodPair(t).In },
+		extra: func(t *testing.T, _ engine.Gate) {
+			ev := ctvPodPair(t)
+			ev.SetDeadline(time.Now(), time.Now().Add(time.Hour))
+			snap := ctvSnapshot(t)
+			require.Zero(t, testing.AllocsPerRun(50, func() {
+				if !ev.Run(snap, engine.RunOptions{}).Passed() {
+					t.Fatal("rejected")
+				}
+			}))
+		}},
+
 	{gate: "quarantine", want: wantReject, setup: func(in *engine.Input) {
 		in.Quarantine = fakeSeatStates{"512": "price", "777": "operator"}
 	}},
@@ -185,6 +202,14 @@ var allocRows = []allocRow{
 	{gate: "tmaxGuard", setup: func(in *engine.Input) { in.Deadline = time.Now().Add(time.Hour) }},
 
 	{gate: "uniqueBidId"},
+
+	// The typical pair's video bid (VAST 4.0 inline: code 7 allowed), the
+	// banner bids skipped; the 20-bid pod pair, every bid read as VAST.
+	{gate: "videoCompliance", bidSkips: true, setup: func(in *engine.Input) {
+		in.Request.Imp[2].Video.Protocols = append(in.Request.Imp[2].Video.Protocols, 7)
+	}},
+	{gate: "videoCompliance", name: "20-bid pod", options: "{requireDuration: true}",
+		pair: func(t *testing.T) *engine.Input { return &ctvPodPair(t).In }},
 
 	{gate: "urlSafety", extra: func(t *testing.T, g engine.Gate) {
 		u := g.(*urlSafety)

@@ -25,6 +25,7 @@ func Builtin() engine.Registry {
 		markupSafetyFactory,
 		mediaTypeFactory,
 		piiFactory,
+		podComplianceFactory,
 		quarantineFactory,
 		requiredFieldsFactory,
 		responseIDFactory,
@@ -34,6 +35,7 @@ func Builtin() engine.Registry {
 		tmaxGuardFactory,
 		uniqueBidIDFactory,
 		urlSafetyFactory,
+		videoComplianceFactory,
 	}
 	r := make(engine.Registry, len(list))
 	for _, f := range list {

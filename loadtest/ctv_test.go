@@ -17,9 +17,10 @@ import (
 )
 
 // This file holds a reference reading of the videoCompliance and
-// podCompliance rules (docs/gates.md "Video and audio gates"), written
-// from the rules and independent of the bidder's code, so the video and
-// pod answers can be proved good or bad before the gates exist.
+// podCompliance rules (docs/gates.md "Video and audio"), written from the
+// rules and independent of the bidder's code and of the gates: the
+// bidder's answers are proved good or bad by it here, and by the gates
+// themselves through `bidguard check` in ctvgates_test.go.
 
 type ctvVideo struct {
 	MinDuration  int      `json:"minduration"`
@@ -352,6 +353,16 @@ func optionsFor(k *kind) ctvOptions {
 
 var strictest = ctvOptions{podFitAll: true, exclusive: []string{"adomain", "cat"}}
 
+// videoKindReasons is a part of the reason each video and pod kind is
+// rejected with.
+var videoKindReasons = map[string]string{
+	"video-negative-dur": "bid duration is negative", "video-dur-mismatch": "does not match VAST duration",
+	"video-dur-rqddurs": "not in rqddurs", "video-dur-range": "maxduration", "video-protocol": "not in protocols",
+	"video-bid-protocol": "protocol ", "video-mime": "MediaFile type", "video-below-floor": "below floor",
+	"pod-slot": "not guaranteed by imp", "pod-too-long": "exceeds poddur", "pod-overfill": "exceeds maxseq",
+	"pod-adomain": "competitive separation: adomain", "pod-cat": "competitive separation: cat",
+}
+
 // TestVideoKindsAreBad: on the CTV and display sample requests, each
 // video and pod kind on every imp it applies to is the one bid the rules
 // fail, for the kind's gate; every other bid passes even under the
@@ -368,13 +379,7 @@ func TestVideoKindsAreBad(t *testing.T) {
 			require.Zero(t, v, "valid bid %s", id)
 		}
 	}
-	reasons := map[string]string{
-		"video-negative-dur": "bid duration is negative", "video-dur-mismatch": "does not match VAST duration",
-		"video-dur-rqddurs": "not in rqddurs", "video-dur-range": "maxduration", "video-protocol": "not in protocols",
-		"video-bid-protocol": "protocol ", "video-mime": "MediaFile type", "video-below-floor": "below floor",
-		"pod-slot": "not guaranteed by imp", "pod-too-long": "exceeds poddur", "pod-overfill": "exceeds maxseq",
-		"pod-adomain": "competitive separation: adomain", "pod-cat": "competitive separation: cat",
-	}
+	reasons := videoKindReasons
 	for _, k := range videoKinds {
 		require.True(t, k.pending, "%s: its gate is not in the default policy", k.name)
 		tried := 0

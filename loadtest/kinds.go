@@ -12,11 +12,11 @@ import (
 // a config must add. Each bad bid is a valid bid with exactly one change,
 // so under failFast the gate meant to reject it is the first that does:
 // TestKindsAgainstCheck proves it with `bidguard check`, and for the video
-// and pod kinds TestVideoKindsAreBad with a reading of the rules until
-// their gates exist. A response-level
-// kind breaks the response as a whole: every bid in it is tagged with the
-// kind and counted against the kind's gate (bidguard counts a response-level
-// rejection once per bid).
+// and pod kinds TestVideoKindsAgainstCheck, with both gates added after
+// the default policy (and TestVideoKindsAreBad with a reading of the
+// rules). A response-level kind breaks the response as a whole: every bid
+// in it is tagged with the kind and counted against the kind's gate
+// (bidguard counts a response-level rejection once per bid).
 type kind struct {
 	name     string // the tag is "bad-" + name
 	gate     string // result name of the gate meant to reject it

@@ -142,6 +142,29 @@ func TestConfigValidate(t *testing.T) {
 	code, out, _ = runCmd("config", "validate")
 	require.Equal(t, 0, code, "the embedded config is valid")
 	require.Contains(t, out, "rtb.tmax-guard")
+	require.NotContains(t, out, "rtb.video-compliance", "not in the default policy")
+	require.NotContains(t, out, "rtb.pod-compliance", "not in the default policy")
+}
+
+// TestConfigValidateCTV: the CTV example seat file's gates are listed,
+// and their options are validated at load.
+func TestConfigValidateCTV(t *testing.T) {
+	seats, err := filepath.Abs(filepath.Join("..", "..", "configs", "seats"))
+	require.NoError(t, err)
+	dir := files(t,
+		"ctv.yaml", "seatsDir: "+seats+"\n",
+		"bad.yaml", "policy:\n  gates:\n    - {gate: videoCompliance, options: {onMissingRate: skip}}\n    - {gate: podCompliance, options: {podFit: some, exclusive: [crid]}}\n",
+	)
+	code, out, errOut := runCmd("config", "validate", "--config", filepath.Join(dir, "ctv.yaml"))
+	require.Equal(t, 0, code, errOut)
+	require.Contains(t, out, "ctv-dsp")
+	require.Contains(t, out, "rtb.video-compliance")
+	require.Contains(t, out, "rtb.pod-compliance")
+	code, _, errOut = runCmd("config", "validate", "--config", filepath.Join(dir, "bad.yaml"))
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, "onMissingRate must be fail or pass")
+	require.Contains(t, errOut, "exclusive[0] must be adomain or cat")
+	require.Contains(t, errOut, "podFit must be each or all")
 }
 
 // config validate lists every error of a file in one pass: the keys
