@@ -187,7 +187,7 @@ func itoa(n int) string { return strconv.Itoa(n) }
 
 func TestVideoComplianceOptions(t *testing.T) {
 	configError(t, "videoCompliance", "{onMissingRate: skip}", "onMissingRate must be fail or pass")
-	configError(t, "videoCompliance", "{requireDuration: maybe}", "cannot unmarshal")
+	configError(t, "videoCompliance", "{requireDuration: maybe}", "options.requireDuration: want true or false, got \"maybe\"")
 	configError(t, "videoCompliance", "{rqddurs: [15]}", "rqddurs")
 }
 
