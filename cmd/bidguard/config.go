@@ -15,7 +15,11 @@ import (
 
 // loadSnapshot reads and compiles a config file; path "" is the embedded
 // default config.
-func loadSnapshot(path string) (*engine.Snapshot, error) {
+func loadSnapshot(path string) (*engine.Snapshot, error) { return reloadSnapshot(nil, path) }
+
+// reloadSnapshot is loadSnapshot reusing the gates of prev, the snapshot in
+// use (nil: none), whose options did not change.
+func reloadSnapshot(prev *engine.Snapshot, path string) (*engine.Snapshot, error) {
 	var (
 		cfg  *config.Config
 		data []byte
@@ -33,7 +37,7 @@ func loadSnapshot(path string) (*engine.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	return engine.Compile(cfg, name, data, registry())
+	return engine.CompileFrom(prev, cfg, name, data, registry())
 }
 
 // unreadable marks an error reading the config file itself rather than
@@ -80,7 +84,10 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	for _, w := range snap.Warnings {
 		fmt.Fprintf(stderr, "warning: %s\n", w)
 	}
-	fmt.Fprint(stdout, snap.Describe())
+	if err := snap.DescribeTo(stdout); err != nil {
+		fmt.Fprintf(stderr, "config validate: %v\n", err)
+		return 2
+	}
 	return 0
 }
 

@@ -149,7 +149,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	go func() { errc <- srv.Serve(ln) }()
 	go func() { errc <- srv.ServeAdmin(aln) }()
 	load := func() (*engine.Snapshot, error) {
-		s, err := loadSnapshot(f.config)
+		s, err := reloadSnapshot(holder.Load(), f.config)
 		if err == nil {
 			applyServeFlags(s, f)
 			quar.attach(s)
