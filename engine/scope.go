@@ -6,13 +6,14 @@ package engine
 // returns.
 //
 // A gate's hits are recorded when it returns, so that what it reports does
-// not depend on where in the document it found them (GATES.md, "Matching
-// values"): a response-level hit that rejects the response (the gate is not
+// not depend on where in the document it found them (docs/gates.md,
+// "Scanning"): a response-level hit that rejects the response (the gate is not
 // in warn mode) is the gate's only entry, wherever the bids' hits lie, except
 // under `check --all`, which lists every hit. Otherwise each bid's first hit,
-// then the response-level one, are recorded. A scan limit overrun (Overrun)
-// is recorded like a hit but never makes its entry the only one: hits found
-// before the limit count either way.
+// then the response-level one, are recorded. A scan budget overrun (Overrun:
+// a bid's, or the envelope's for the response) is recorded like a hit but
+// never makes its entry the only one: hits found before the limit count
+// either way.
 type Scope struct {
 	e             *Eval
 	p             *Policy
