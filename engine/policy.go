@@ -69,7 +69,7 @@ type GateEntry struct {
 	deadline    DeadlineGate
 	judgesEmpty bool
 	quarantine  bool               // the gate is a QuarantineGate
-	src         *config.GateConfig // the entry as configured, before seat overrides (what a seat inherits)
+	src         *config.GateConfig // a default policy entry as configured: what a seat inherits
 	// id is the entry's index in its snapshot's intern table; sum what
 	// the snapshot's version hashes of it.
 	id  uint32
@@ -89,6 +89,8 @@ type Policy struct {
 // Snapshot is an immutable compiled configuration. Requests hold the
 // snapshot they took on arrival; reload swaps in a new one atomically.
 type Snapshot struct {
+	// Config is the configuration compiled, its seats without their gate
+	// entries (addGates, gateOptions, gates): Policies holds what they mean.
 	Config *config.Config
 	// Version is the first 12 hex digits of SHA-256 over the compiled snapshot.
 	Version string
@@ -179,6 +181,7 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 			errs = append(errs, err)
 			continue
 		}
+		e.src = &cfg.Policy.Gates[i]
 		def.Gates = append(def.Gates, e)
 	}
 	dup := checkNames(name, "policy", def.Gates)
@@ -218,10 +221,28 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 		return nil, errors.Join(errs...)
 	}
 	s.intern = c.cur
+	s.Config = kept(cfg)
 	s.Files = append([]string{name}, cfg.SeatFiles(name)...)
 	s.Files = append(s.Files, c.files...)
 	s.Version = s.hash(data)
 	return s, nil
+}
+
+// kept returns the configuration a snapshot keeps: cfg with its seats' gate
+// entries (addGates, gateOptions, gates) left out, since their option blocks
+// are parsed YAML, several times what the compiled policies hold of them
+// (about 1 KB per seat that overrides one option). cfg itself is unchanged.
+func kept(cfg *config.Config) *config.Config {
+	if len(cfg.Seats) == 0 {
+		return cfg
+	}
+	c := *cfg
+	c.Seats = make(config.SeatConfigs, len(cfg.Seats))
+	for k, sc := range cfg.Seats {
+		sc.AddGates, sc.GateOptions, sc.Gates = nil, nil, nil
+		c.Seats[k] = sc
+	}
+	return &c
 }
 
 // compiler is the state of one compilation.
@@ -538,7 +559,7 @@ func (c *compiler) entry(gc *config.GateConfig, over *config.GateOverride, inher
 	if e := c.cur.entries[ek]; e != nil && interned {
 		return e, nil
 	}
-	e := &GateEntry{Name: name, Factory: f.Name, Mode: mode, Kind: f.Kind, Gate: ig.gate, Options: ig.opts, src: gc,
+	e := &GateEntry{Name: name, Factory: f.Name, Mode: mode, Kind: f.Kind, Gate: ig.gate, Options: ig.opts,
 		id: uint32(len(c.cur.entries)), sum: entrySum(ek)}
 	g := ig.gate
 	_, e.quarantine = g.(QuarantineGate)

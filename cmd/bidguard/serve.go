@@ -97,6 +97,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stdout, stde
 	quar := newQuarantineWiring(f.config, &holder, log, time.Now)
 	quar.attach(snap)
 	holder.Store(snap)
+	releaseLoadGarbage()
 	cfg := snap.Config
 	var aud auditor
 	opt := rtb.Options{Version: version, Logger: log, Judged: quar.judged, Quarantine: quar.handler(), Pprof: f.pprof}
