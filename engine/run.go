@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -91,6 +92,8 @@ type Eval struct {
 	all   bool
 	snap  *Snapshot
 	stop  string // reason later gates are skipped with
+
+	sorter hitSorter
 }
 
 var evalPool = sync.Pool{New: func() any { return new(Eval) }}
@@ -436,8 +439,8 @@ func (e *Eval) responseHit(g *GateEntry, name string, v Verdict, rule bool) {
 
 func (e *Eval) finish() {
 	o := &e.Out
-	sortHits(o.Rejected)
-	sortHits(o.Warned)
+	e.sorter.sort(o.Rejected, len(o.Bids))
+	e.sorter.sort(o.Warned, len(o.Bids))
 	o.Kept = 0
 	respRejected := o.Response.Rejected()
 	for i := range o.Bids {
@@ -457,21 +460,53 @@ func (e *Eval) finish() {
 	}
 }
 
-// sortHits orders the hit lists by bid (response order), response-level
+// hitSorter orders the hit lists by bid (response order), response-level
 // hits last, keeping gate order within a bid: the order check's JSON, the
 // audit log, the rejection log and seatNonBid show. No reader depends on it
-// to find a verdict (Outcome.Bids). Insertion sort: stable,
-// allocation-free.
-func sortHits(h []Hit) {
-	key := func(x Hit) int {
-		if x.Bid < 0 {
-			return int(^uint(0) >> 1)
+// to find a verdict (Outcome.Bids). The lists arrive as one run in bid order
+// per gate, so an insertion sort was quadratic (19 ms for the warnings of
+// two gates on 1,000 bids; a merge sort takes 0.9 ms): this is a counting
+// sort by bid in linear time, applied in place, its storage pooled with the
+// Eval.
+type hitSorter struct {
+	start []int32 // by bid, then response-level: where its hits go
+	dest  []int32 // by hit: where it goes
+}
+
+func (s *hitSorter) sort(h []Hit, bids int) {
+	key := func(x *Hit) int {
+		if x.Bid < 0 || x.Bid >= bids {
+			return bids
 		}
 		return x.Bid
 	}
-	for i := 1; i < len(h); i++ {
-		for j := i; j > 0 && key(h[j-1]) > key(h[j]); j-- {
-			h[j-1], h[j] = h[j], h[j-1]
+	sorted := true
+	for i := 1; i < len(h) && sorted; i++ {
+		sorted = key(&h[i-1]) <= key(&h[i])
+	}
+	if sorted {
+		return
+	}
+	s.start = slices.Grow(s.start[:0], bids+2)[:bids+2]
+	clear(s.start)
+	for i := range h {
+		s.start[key(&h[i])+1]++
+	}
+	for k := 1; k < len(s.start); k++ {
+		s.start[k] += s.start[k-1]
+	}
+	s.dest = slices.Grow(s.dest[:0], len(h))[:len(h)]
+	for i := range h {
+		k := key(&h[i])
+		s.dest[i] = s.start[k]
+		s.start[k]++
+	}
+	// Each swap puts one hit where it goes.
+	for i := range h {
+		for int(s.dest[i]) != i {
+			j := s.dest[i]
+			h[i], h[j] = h[j], h[i]
+			s.dest[i], s.dest[j] = s.dest[j], s.dest[i]
 		}
 	}
 }
