@@ -35,7 +35,9 @@ type ScanValues struct {
 	// budget counts, while Build runs, the values of each bid (by index in
 	// Input.Bids) and, last, of the envelope: ScanSegment.Before.
 	budget []int32
-	buf    []byte // strings that differ from their bytes (escapes, invalid UTF-8)
+	// first is, by bid, the index of its first segment, or -1.
+	first []int32
+	buf   []byte // strings that differ from their bytes (escapes, invalid UTF-8)
 	// ext are strings the decoder already decoded (Input.responseDecoded).
 	ext   []string
 	segs  []ScanSegment
@@ -57,6 +59,9 @@ type ScanSegment struct {
 	// values outside every bid) earlier segments hold: the segment's n-th
 	// value is value Before+n of its bid's (the envelope's) scan budget.
 	Before int
+	// Next is the index in Segments of the bid's next segment, or -1
+	// (FirstSegment gives the first).
+	Next int
 	// first and end delimit its strings in ScanValues.strs.
 	first, end int
 }
@@ -114,9 +119,9 @@ func (v *ScanValues) reset() {
 		v.buf = nil
 	}
 	if cap(v.budget) > maxPooledScanBudget {
-		v.budget = nil
+		v.budget, v.first = nil, nil
 	}
-	*v = ScanValues{buf: v.buf[:0], segs: v.segs[:0], strs: v.strs[:0], budget: v.budget[:0]}
+	*v = ScanValues{buf: v.buf[:0], segs: v.segs[:0], strs: v.strs[:0], budget: v.budget[:0], first: v.first[:0]}
 }
 
 // Build walks in.RawResponse, which jsonraw.Validate accepted and which was
@@ -144,6 +149,42 @@ func (v *ScanValues) Build(in *Input) {
 		w.walk()
 	}
 	w.close()
+	v.link(len(in.Bids))
+}
+
+// FirstSegment returns the index in Segments of bid's first segment, or -1
+// when the bid holds no value (an index out of range included).
+func (v *ScanValues) FirstSegment(bid int) int {
+	if bid < 0 || bid >= len(v.first) {
+		return -1
+	}
+	return int(v.first[bid])
+}
+
+// link chains each bid's segments (first, Next), reusing budget, whose
+// counts are in the segments now, for each bid's last segment.
+func (v *ScanValues) link(bids int) {
+	if cap(v.first) < bids {
+		v.first = make([]int32, bids)
+	}
+	v.first = v.first[:bids]
+	for i := range v.first {
+		v.first[i] = -1
+	}
+	last := v.budget
+	for si := range v.segs {
+		seg := &v.segs[si]
+		seg.Next = -1
+		if seg.Bid < 0 || seg.Bid >= bids {
+			continue
+		}
+		if v.first[seg.Bid] < 0 {
+			v.first[seg.Bid] = int32(si)
+		} else {
+			v.segs[last[seg.Bid]].Next = si
+		}
+		last[seg.Bid] = int32(si)
+	}
 }
 
 // Frame roles: the containers on the way from the document to a bid.

@@ -135,14 +135,27 @@ func checkScanValues(t *testing.T, doc []byte) {
 }
 
 // requireBudgets checks that each segment starts its bid's (the envelope's)
-// scan budget where that owner's earlier segments end.
+// scan budget where that owner's earlier segments end, and that a bid's
+// segments chain from FirstSegment in document order.
 func requireBudgets(t *testing.T, v *engine.ScanValues) {
 	t.Helper()
 	count := map[int]int{}
-	for _, seg := range v.Segments() {
+	of := map[int][]int{}
+	for si, seg := range v.Segments() {
 		require.Equal(t, count[seg.Bid], seg.Before, "segment of bid %d", seg.Bid)
 		count[seg.Bid] += seg.Nodes
+		if seg.Bid >= 0 {
+			of[seg.Bid] = append(of[seg.Bid], si)
+		}
 	}
+	for bid, want := range of {
+		var got []int
+		for si := v.FirstSegment(bid); si >= 0; si = v.Segments()[si].Next {
+			got = append(got, si)
+		}
+		require.Equal(t, want, got, "segments of bid %d", bid)
+	}
+	require.Equal(t, -1, v.FirstSegment(-1))
 }
 
 var scanValuesSeeds = []string{

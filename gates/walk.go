@@ -43,6 +43,7 @@ type scanScope interface {
 	Values() *engine.ScanValues
 	InScope(i int) bool
 	ResponseLevel() bool
+	Bids() []int32
 	Tick() bool
 	Hit(i int, v engine.Verdict) bool
 	Overrun(i int, v engine.Verdict)
@@ -84,11 +85,26 @@ func newScanLimit(maxNodes int, onScanLimit string) (scanLimit, error) {
 
 // scanResponse matches m against the strings of the response in scope and
 // reports every hit, and each scan budget overrun, through sc. Each segment
-// is read once: the walk is linear in the response's values.
+// is read at most once: in the default policy every segment in document
+// order, in a seat policy only its bids' segments. The walk is linear in the
+// response, however many seat policies scan their share of it.
 func scanResponse(sc scanScope, m stringMatcher, lim scanLimit) {
 	vals := sc.Values()
 	segs := vals.Segments()
-	respLevel := sc.ResponseLevel()
+	if !sc.ResponseLevel() {
+		for _, b := range sc.Bids() {
+			if !sc.InScope(int(b)) {
+				continue
+			}
+			if !sc.Tick() {
+				return
+			}
+			for si := vals.FirstSegment(int(b)); si >= 0; si = segs[si].Next {
+				scanSegment(sc, vals, &segs[si], m, lim)
+			}
+		}
+		return
+	}
 	respHit := false
 	for si := range segs {
 		seg := &segs[si]
@@ -99,34 +115,52 @@ func scanResponse(sc scanScope, m stringMatcher, lim scanLimit) {
 			if !sc.Tick() {
 				return
 			}
-		} else if !respLevel {
+		} else if respHit {
+			// Later response-level strings are not matched; the envelope
+			// budget is reported all the same.
+			overrunSegment(sc, seg, lim)
 			continue
 		}
-		if seg.Bid >= 0 || !respHit {
-			for j := range seg.Strings() {
-				s, node := vals.String(seg, j)
-				if seg.Before+node > lim.maxNodes {
-					break
-				}
-				reason := m.match(s)
-				if reason == "" {
-					continue
-				}
-				if seg.Bid >= 0 {
-					sc.Hit(seg.Bid, engine.Reject(reason, scanBidLoss, scanBidNBR))
-					break
-				}
-				respHit = true
-				if !sc.Hit(-1, engine.Reject(reason, scanResponseLoss, scanResponseNBR)) {
-					return
-				}
-				break
-			}
+		hit, stop := scanSegment(sc, vals, seg, m, lim)
+		if stop {
+			return
 		}
-		if seg.Before+seg.Nodes > lim.maxNodes && !lim.pass {
-			// The bid (the envelope) holds values past its budget; a hit
-			// found in it first stays its entry (Scope.Overrun).
-			sc.Overrun(seg.Bid, engine.Reject(reasonScanLimit, scanResponseLoss, scanResponseNBR))
+		respHit = respHit || hit && seg.Bid < 0
+	}
+}
+
+// scanSegment matches the strings of seg within its budget and reports its
+// first hit, then its overrun. hit says a hit was reported; stop that the
+// scan must end (a response-level hit that rejects the response).
+func scanSegment(sc scanScope, vals *engine.ScanValues, seg *engine.ScanSegment, m stringMatcher, lim scanLimit) (hit, stop bool) {
+	for j := range seg.Strings() {
+		s, node := vals.String(seg, j)
+		if seg.Before+node > lim.maxNodes {
+			break
 		}
+		reason := m.match(s)
+		if reason == "" {
+			continue
+		}
+		hit = true
+		if seg.Bid >= 0 {
+			sc.Hit(seg.Bid, engine.Reject(reason, scanBidLoss, scanBidNBR))
+			break
+		}
+		if !sc.Hit(-1, engine.Reject(reason, scanResponseLoss, scanResponseNBR)) {
+			return true, true
+		}
+		break
+	}
+	overrunSegment(sc, seg, lim)
+	return hit, false
+}
+
+// overrunSegment reports seg's bid (the envelope) over its budget: values
+// past it were not scanned. A hit found in it first stays its entry
+// (Scope.Overrun).
+func overrunSegment(sc scanScope, seg *engine.ScanSegment, lim scanLimit) {
+	if seg.Before+seg.Nodes > lim.maxNodes && !lim.pass {
+		sc.Overrun(seg.Bid, engine.Reject(reasonScanLimit, scanResponseLoss, scanResponseNBR))
 	}
 }

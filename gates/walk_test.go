@@ -274,6 +274,7 @@ type fakeScope struct {
 	vals     engine.ScanValues
 	built    bool
 	seatOnly bool
+	bids     []int32
 	ticks    int
 	hits     int
 	reasons  map[int]string
@@ -290,7 +291,16 @@ func (s *fakeScope) Values() *engine.ScanValues {
 }
 func (s *fakeScope) InScope(int) bool    { return true }
 func (s *fakeScope) ResponseLevel() bool { return !s.seatOnly }
-func (s *fakeScope) Tick() bool          { s.ticks++; return true }
+func (s *fakeScope) Bids() []int32 {
+	if len(s.bids) != len(s.in.Bids) {
+		s.bids = s.bids[:0]
+		for i := range s.in.Bids {
+			s.bids = append(s.bids, int32(i))
+		}
+	}
+	return s.bids
+}
+func (s *fakeScope) Tick() bool { s.ticks++; return true }
 func (s *fakeScope) Hit(i int, v engine.Verdict) bool {
 	s.hits++
 	if s.reasons != nil {
