@@ -51,7 +51,7 @@ func heapAfter() uint64 {
 // TestSeatPolicyMemory measures what 10,000 seats that each override one
 // option cost in live heap, their parsed config included (docs/design.md
 // "Seat policies"), and fails far above it: 29 KB per seat before seat
-// policies held only their differences, 1.8 KB after.
+// policies held only their differences, 1.0 KB after.
 func TestSeatPolicyMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles 10,000 seats")
