@@ -40,6 +40,8 @@ type entryKey struct {
 type internedGate struct {
 	gate Gate
 	opts any
+	// version is what the snapshot's version hashes of it (gateKeyOf).
+	version [32]byte
 	// watched: the constructor read files; not reused by a later compilation.
 	watched bool
 }
@@ -58,18 +60,19 @@ func newInternTable() *internTable {
 }
 
 // gateKeyOf returns the key of the gate factory builds from opts under env,
-// using buf (returned) for the encoding. interned is false when the options
-// hold a value the canonical encoding does not cover (a func, a channel):
-// that gate is built for its entry alone, and its key hashes the options'
-// JSON, for the snapshot's version.
-func gateKeyOf(buf []byte, factory string, env Env, opts any) (_ []byte, k gateKey, interned bool) {
+// and what the snapshot's version hashes of it: the same without the
+// directory, so that a config moved elsewhere keeps its version (the files
+// a gate reads are hashed with their paths). It uses buf (returned) for the
+// encoding. interned is false when the options hold a value the canonical
+// encoding does not cover (a func, a channel): that gate is built for its
+// entry alone, and its sums hash the options' JSON.
+func gateKeyOf(buf []byte, factory string, env Env, opts any) (_ []byte, k gateKey, version [sha256.Size]byte, interned bool) {
 	b := appendString(buf[:0], factory)
 	if env.InSeat {
 		b = append(b, 1)
 	} else {
 		b = append(b, 0)
 	}
-	b = appendString(b, env.Dir)
 	b, interned = appendCanonical(b, reflect.ValueOf(opts))
 	if !interned {
 		j, err := json.Marshal(opts)
@@ -78,15 +81,18 @@ func gateKeyOf(buf []byte, factory string, env Env, opts any) (_ []byte, k gateK
 		}
 		b = append(appendString(b[:0], factory), j...)
 	}
-	return b, sha256.Sum256(b), interned
+	version = sha256.Sum256(b)
+	b = appendString(b, env.Dir)
+	return b, sha256.Sum256(b), version, interned
 }
 
-// entrySum is what the snapshot's version hashes of an entry.
-func entrySum(k entryKey) [sha256.Size]byte {
-	b := make([]byte, 0, len(k.gate)+len(k.name)+8)
-	b = append(b, k.gate[:]...)
-	b = appendString(b, k.name)
-	b = append(b, byte(k.mode))
+// entrySum is what the snapshot's version hashes of an entry: its gate's
+// version sum, result name and mode.
+func entrySum(gate [sha256.Size]byte, name string, mode Mode) [sha256.Size]byte {
+	b := make([]byte, 0, len(gate)+len(name)+8)
+	b = append(b, gate[:]...)
+	b = appendString(b, name)
+	b = append(b, byte(mode))
 	return sha256.Sum256(b)
 }
 

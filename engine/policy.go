@@ -167,7 +167,7 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 		errs = append(errs, fmt.Errorf("%s: policy.%w", name, err))
 	}
 	s.Rates = rates
-	c := &compiler{reg: reg, cfg: cfg, name: name, dir: filepath.Dir(name), cur: newInternTable(), seen: map[string]bool{}}
+	c := &compiler{reg: reg, name: name, dir: filepath.Dir(name), cur: newInternTable(), seen: map[string]bool{}}
 	if prev != nil {
 		c.prev = prev.intern
 	}
@@ -248,7 +248,6 @@ func kept(cfg *config.Config) *config.Config {
 // compiler is the state of one compilation.
 type compiler struct {
 	reg  Registry
-	cfg  *config.Config
 	name string // the config file
 	dir  string // its directory
 	def  *Policy
@@ -532,8 +531,9 @@ func (c *compiler) entry(gc *config.GateConfig, over *config.GateOverride, inher
 		return nil, fmt.Errorf("%s: %s takes no options", gloc(), gc.Gate)
 	}
 	var key gateKey
+	var version [32]byte
 	var interned bool
-	c.keyBuf, key, interned = gateKeyOf(c.keyBuf, f.Name, env, opts)
+	c.keyBuf, key, version, interned = gateKeyOf(c.keyBuf, f.Name, env, opts)
 	ig := c.cur.gates[key]
 	if ig == nil && c.prev != nil {
 		if old := c.prev.gates[key]; old != nil && !old.watched {
@@ -546,7 +546,7 @@ func (c *compiler) entry(gc *config.GateConfig, over *config.GateOverride, inher
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", gloc(), err)
 		}
-		ig = &internedGate{gate: g, opts: opts, watched: watched}
+		ig = &internedGate{gate: g, opts: opts, version: version, watched: watched}
 		if interned {
 			c.cur.gates[key] = ig
 		}
@@ -560,7 +560,7 @@ func (c *compiler) entry(gc *config.GateConfig, over *config.GateOverride, inher
 		return e, nil
 	}
 	e := &GateEntry{Name: name, Factory: f.Name, Mode: mode, Kind: f.Kind, Gate: ig.gate, Options: ig.opts,
-		id: uint32(len(c.cur.entries)), sum: entrySum(ek)}
+		id: uint32(len(c.cur.entries)), sum: entrySum(ig.version, name, mode)}
 	g := ig.gate
 	_, e.quarantine = g.(QuarantineGate)
 	switch f.Kind {

@@ -227,3 +227,26 @@ func BenchmarkRunBids(b *testing.B) {
 		}
 	}
 }
+
+// The version hashes what was compiled, not where the config lies: the
+// directory is part of a gate's intern key (relative paths resolve against
+// it) but not of the version (the files read are hashed with their paths).
+func TestVersionDoesNotDependOnTheConfigsDirectory(t *testing.T) {
+	data := seatsConfig(3, oneOption)
+	version := func(name string) string {
+		cfg, err := config.Parse(name, data)
+		require.NoError(t, err)
+		snap, err := engine.Compile(cfg, name, data, gates.Builtin())
+		require.NoError(t, err)
+		return snap.Version
+	}
+	require.Equal(t, version("/etc/bidguard/bidguard.yaml"), version("/srv/other/bidguard.yaml"))
+	require.NotEqual(t, version("x.yaml"), func() string {
+		other := seatsConfig(3, func(i int) string { return oneOption(i + 1) })
+		cfg, err := config.Parse("x.yaml", other)
+		require.NoError(t, err)
+		snap, err := engine.Compile(cfg, "x.yaml", data, gates.Builtin())
+		require.NoError(t, err)
+		return snap.Version
+	}(), "the same bytes compiled to other options: another version")
+}
