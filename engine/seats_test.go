@@ -250,3 +250,50 @@ func TestVersionDoesNotDependOnTheConfigsDirectory(t *testing.T) {
 		return snap.Version
 	}(), "the same bytes compiled to other options: another version")
 }
+
+// Sharing changes nothing a seat means: each seat of a config compiles to
+// the gates (names, modes, kinds, options) it compiles to alone.
+func TestSeatsCompileAsIfAlone(t *testing.T) {
+	seats := map[string]string{
+		"a": "{gateOptions: {rtb.bid-sanity: {options: {maxPrice: 5}}}}",
+		"b": "{gateOptions: {rtb.bid-sanity: {options: {maxPrice: 5}}, pii: {mode: enforce}}}",
+		"c": "{gateOptions: {rtb.bid-sanity: {mode: warn, options: {maxFloorMultiple: 7}}}}",
+		"d": "{action: shadow, failFast: false}",
+		"e": "{addGates: [{gate: bidSanity, name: strict, options: {maxPrice: 5}}]}",
+		"f": "{replaceGates: true, gates: [{gate: pii, options: {phone: true}}, {gate: bidSanity, options: {maxPrice: 5}}]}",
+		"g": "{replaceGates: true, gates: [{gate: pii, options: {phone: true}}], gateOptions: {pii: {options: {email: false}}}}",
+		"h": "{gateOptions: {content: {options: {extraPhrases: [buy now]}}, pii: {options: {ssn: false}}}}",
+		"i": "{gateOptions: {content: {options: {extraPhrases: [buy now]}}}}",
+		"j": "{addGates: [{gate: seatPolicy, options: {rules: [{id: r, action: deny, field: adomain, match: exact, values: [bad.com]}]}}]}",
+	}
+	text := func(keys ...string) []byte {
+		var b strings.Builder
+		b.WriteString("seats:\n")
+		for _, k := range keys {
+			fmt.Fprintf(&b, "  %s: %s\n", k, seats[k])
+		}
+		return []byte(b.String())
+	}
+	type gate struct {
+		Name, Factory, Mode, Kind string
+		Options                   any
+	}
+	describe := func(p *engine.Policy) (out []gate) {
+		for _, e := range p.Gates {
+			out = append(out, gate{e.Name, e.Factory, e.Mode.String(), e.Kind.String(), e.Options})
+		}
+		return out
+	}
+	var keys []string
+	for k := range seats {
+		keys = append(keys, k)
+	}
+	all := compileSeats(t, text(keys...))
+	for _, k := range keys {
+		alone := compileSeats(t, text(k))
+		require.Equal(t, describe(alone.Seats[k]), describe(all.Seats[k]), k)
+		require.Equal(t, alone.Seats[k].Shadow, all.Seats[k].Shadow, k)
+		require.Equal(t, alone.Seats[k].FailFast, all.Seats[k].FailFast, k)
+	}
+	require.Equal(t, describe(compileSeats(t, text()).Default), describe(all.Default))
+}
