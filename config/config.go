@@ -40,7 +40,7 @@ type Config struct {
 	// gates of the embedded default policy.
 	Policy PolicyConfig `yaml:"policy"`
 	// Seats are seat policies keyed by seatbid.seat or "upstream/seat".
-	Seats map[string]SeatConfig `yaml:"seats"`
+	Seats SeatConfigs `yaml:"seats"`
 	// SeatsDir holds one YAML file per seat (`seat: <key>` plus SeatConfig keys).
 	SeatsDir string `yaml:"seatsDir"`
 }
@@ -262,6 +262,9 @@ type GateOverride struct {
 	Mode    string    `yaml:"mode"`
 	Options yaml.Node `yaml:"options"`
 }
+
+// SeatConfigs are the seat policies by key (decode.go decodes them).
+type SeatConfigs map[string]SeatConfig
 
 // SeatConfig is a seat policy. It inherits the default policy.
 type SeatConfig struct {

@@ -308,13 +308,13 @@ upstreams: {name: a}
 		MaxMs float64  `yaml:"maxMs"`
 		Names []string `yaml:"names"`
 	}
-	err = config.DecodeOptions("t2.yaml", "policy.gates[2].options", node.Content[0], &opts)
+	err = config.DecodeOptions("t2.yaml", func() string { return "policy.gates[2].options" }, node.Content[0], &opts)
 	require.EqualError(t, err, `t2.yaml:1: policy.gates[2].options.maxMs: want a number, got "twenty"`+"\n"+
 		`t2.yaml:2: policy.gates[2].options.names[1]: want a string, got a mapping`)
 	var ke *config.KeyError
 	require.ErrorAs(t, err, &ke)
 	require.NoError(t, yaml.Unmarshal([]byte("maxMs: 1e3\nnames: [a, 5]\n"), &node))
-	require.NoError(t, config.DecodeOptions("t2.yaml", "options", node.Content[0], &opts), "what yaml decodes is accepted")
+	require.NoError(t, config.DecodeOptions("t2.yaml", func() string { return "options" }, node.Content[0], &opts), "what yaml decodes is accepted")
 	require.Equal(t, 1000.0, opts.MaxMs)
 	require.Equal(t, []string{"a", "5"}, opts.Names)
 }

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -195,15 +196,16 @@ func HasOptions(node *yaml.Node) bool {
 	return node != nil && node.Kind != 0 && !(node.Kind == yaml.ScalarNode && node.Tag == "!!null")
 }
 
-// DecodeOptions strictly decodes a gate's options block, found at key
-// path path (policy.gates[2].options), into dst, a pointer to the gate's
+// DecodeOptions strictly decodes a gate's options block, found at the key
+// path path returns (policy.gates[2].options; called only to report a
+// value of the wrong type), into dst, a pointer to the gate's
 // options struct: every mapping key must name a yaml-tagged field
 // (recursively), and a struct is given a mapping. Errors are
 // "<name>:<line>: <problem>"; a value of the wrong type is a *KeyError,
 // "<name>:<line>: <path>.<key>: want ..., got ...", and when there is one,
 // only those are returned (errors.As finds a *KeyError). A block not given
 // leaves dst as it is.
-func DecodeOptions(name, path string, node *yaml.Node, dst any) error {
+func DecodeOptions(name string, path func() string, node *yaml.Node, dst any) error {
 	if !HasOptions(node) {
 		return nil
 	}
@@ -212,8 +214,10 @@ func DecodeOptions(name, path string, node *yaml.Node, dst any) error {
 	if len(errs) > 0 {
 		return joinErrors(errs)
 	}
-	checkTypes(name, path, node, reflect.TypeOf(dst), &errs, map[int]bool{})
-	if len(errs) > 0 {
+	checkTypes(name, "", node, reflect.TypeOf(dst), &errs, map[int]bool{})
+	if len(errs) > 0 { // once more, for the messages: with the key path
+		errs = errs[:0]
+		checkTypes(name, path(), node, reflect.TypeOf(dst), &errs, map[int]bool{})
 		return joinErrors(errs)
 	}
 	if err := node.Decode(dst); err != nil {
@@ -247,15 +251,7 @@ func checkKeys(name string, n *yaml.Node, t reflect.Type, errs *[]error) {
 			}
 			return
 		}
-		fields := map[string]reflect.Type{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if tag == "" || tag == "-" || !f.IsExported() {
-				continue
-			}
-			fields[tag] = f.Type
-		}
+		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i].Value
 			ft, ok := fields[k]
@@ -278,6 +274,28 @@ func checkKeys(name string, n *yaml.Node, t reflect.Type, errs *[]error) {
 			}
 		}
 	}
+}
+
+// fieldsOf caches yamlFields: a config of many seats decodes the same
+// options structs thousands of times.
+var fieldsOf sync.Map // reflect.Type -> map[string]reflect.Type
+
+// yamlFields maps the yaml names of struct type t's fields to their types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := fieldsOf.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	fields := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if tag == "" || tag == "-" || !f.IsExported() {
+			continue
+		}
+		fields[tag] = f.Type
+	}
+	fieldsOf.Store(t, fields)
+	return fields
 }
 
 // UnmarshalYAML decodes a gate entry, which has exactly the keys gate, name,
@@ -314,6 +332,108 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 		return &yaml.TypeError{Errors: bad}
 	}
 	return nil
+}
+
+// UnmarshalYAML decodes the seats mapping strictly, as yaml.v3 decodes a
+// map, in time linear in the number of seats. yaml.v3 compares every pair of
+// a mapping's keys to find duplicates (a second at 10,000 seats, minutes at
+// 100,000): here the duplicates are found with a map and reported in
+// yaml.v3's words and order, then the mapping is decoded as a sequence of
+// mappings of seatChunk seats each, whose keys yaml.v3 compares within the
+// chunk only. A mapping with a merge key (<<) is decoded as a whole: merged
+// keys yield to the mapping's own, which only yaml.v3's map decoding knows.
+func (s *SeatConfigs) UnmarshalYAML(unmarshal func(any) error) error {
+	var n nodeOf
+	if err := unmarshal(&n); err != nil {
+		return err
+	}
+	if n.Kind != yaml.MappingNode || hasMergeKey(n.Node) {
+		return unmarshal((*map[string]SeatConfig)(s))
+	}
+	if dups := duplicateKeys(n.Node); len(dups) > 0 {
+		return &yaml.TypeError{Errors: dups}
+	}
+	whole := *n.Node
+	chunks := make([]*yaml.Node, 0, len(whole.Content)/(2*seatChunk)+1)
+	for i := 0; i < len(whole.Content); i += 2 * seatChunk {
+		end := min(i+2*seatChunk, len(whole.Content))
+		c := whole.Content[i:end:end]
+		chunks = append(chunks, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: c, Line: c[0].Line, Column: c[0].Column})
+	}
+	// The node is the document's: it is restored before anything else
+	// (an alias of it) reads it.
+	n.Kind, n.Tag, n.Content = yaml.SequenceNode, "!!seq", chunks
+	var parts []map[string]SeatConfig
+	err := unmarshal(&parts)
+	*n.Node = whole
+	if *s == nil {
+		*s = make(SeatConfigs, len(whole.Content)/2)
+	}
+	for _, p := range parts {
+		for k, v := range p {
+			(*s)[k] = v
+		}
+	}
+	return err
+}
+
+// seatChunk is how many seats are decoded as one mapping.
+const seatChunk = 32
+
+// hasMergeKey reports whether a key of the mapping n may be a merge key.
+func hasMergeKey(n *yaml.Node) bool {
+	for i := 0; i < len(n.Content); i += 2 {
+		if k := n.Content[i]; k.Kind == yaml.ScalarNode && k.Value == "<<" {
+			return true
+		}
+	}
+	return false
+}
+
+// nodeOf takes the node it is decoded from, aliases resolved.
+type nodeOf struct{ *yaml.Node }
+
+func (n *nodeOf) UnmarshalYAML(node *yaml.Node) error {
+	n.Node = node
+	return nil
+}
+
+// duplicateKeys returns yaml.v3's errors for the duplicate keys of the
+// mapping n: one per pair of equal keys, by the first key's then the
+// second's position.
+func duplicateKeys(n *yaml.Node) []string {
+	type key struct {
+		kind  yaml.Kind
+		value string
+	}
+	count := make(map[key]int, len(n.Content)/2)
+	dup := false
+	for i := 0; i < len(n.Content); i += 2 {
+		k := key{n.Content[i].Kind, n.Content[i].Value}
+		count[k]++
+		dup = dup || count[k] > 1
+	}
+	if !dup {
+		return nil
+	}
+	at := map[key][]*yaml.Node{} // the occurrences of each duplicate key
+	for i := 0; i < len(n.Content); i += 2 {
+		if k := (key{n.Content[i].Kind, n.Content[i].Value}); count[k] > 1 {
+			at[k] = append(at[k], n.Content[i])
+		}
+	}
+	var errs []string
+	for i := 0; i < len(n.Content); i += 2 {
+		ni := n.Content[i]
+		occ := at[key{ni.Kind, ni.Value}]
+		for len(occ) > 0 && occ[0] != ni {
+			occ = occ[1:]
+		}
+		for _, nj := range occ[min(1, len(occ)):] {
+			errs = append(errs, fmt.Sprintf("line %d: mapping key %#v already defined at line %d", nj.Line, nj.Value, ni.Line))
+		}
+	}
+	return errs
 }
 
 // parseDuration reads a Go duration; 0 may be written without a unit. A

@@ -7,6 +7,13 @@
 // it. An Eval is pooled per-request state (AcquireEval / ReleaseEval); its
 // Input, Bids and Outcome must not be retained after release.
 //
+// A seat policy holds only what differs from the default policy (intern.go):
+// a GateEntry, and its Gate, is shared by every seat that configures it
+// alike, and CompileFrom reuses from the snapshot in use the gates whose
+// options did not change (not those that read a file). A GateEntry thus
+// identifies a gate as configured, not a policy: the policy that judged a
+// bid is its verdict's Policy.
+//
 // # Decoded values alias the documents
 //
 // DecodeRequest and DecodeResponse decode into structs, slices and strings

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sync"
 	"time"
 )
@@ -84,13 +85,20 @@ type Eval struct {
 	In  Input
 	Out Outcome
 
-	msgs  messages
-	enc   encodeState
-	order []*Policy
-	scope Scope
-	all   bool
-	snap  *Snapshot
-	stop  string // reason later gates are skipped with
+	msgs messages
+	enc  encodeState
+	// order lists the policies judging the response: the default policy,
+	// then the seat policies in order of their first bid; each with its
+	// bids in byPolicy.
+	order    []policySpan
+	byPolicy []int32
+	keys     []uint64
+	scope    Scope
+	all      bool
+	snap     *Snapshot
+	stop     string // reason later gates are skipped with
+
+	sorter hitSorter
 }
 
 var evalPool = sync.Pool{New: func() any { return new(Eval) }}
@@ -111,6 +119,7 @@ func (e *Eval) reset() {
 	e.enc.reset()
 	clear(e.order)
 	e.order = e.order[:0]
+	e.byPolicy = e.byPolicy[:0]
 	e.scope.reset()
 	e.all, e.snap, e.stop = false, nil, ""
 }
@@ -139,7 +148,7 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	e.Out.reset()
 	in := &e.In
 	in.Rates = snap.Rates
-	e.scope.newRequest()
+	e.scope.newRequest(len(e.In.Bids))
 	in.resetClock()
 	if in.Response == nil {
 		in.Response = &e.msgs.out
@@ -152,22 +161,15 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 		e.Out.Bids = make([]BidVerdict, len(bids))
 	}
 	e.Out.Bids = e.Out.Bids[:len(bids)]
-	e.order = append(e.order[:0], snap.Default)
-	for i := range bids {
-		p := snap.PolicyFor(opt.Upstream, bids[i].Seat)
-		e.Out.Bids[i] = BidVerdict{Policy: p}
-		if p != snap.Default && !containsPolicy(e.order, p) {
-			e.order = append(e.order, p)
-		}
-	}
+	e.groupByPolicy(opt.Upstream)
 	switch {
 	case len(bids) == 0 && !e.msgs.info.TooManyBids:
 		e.runEmpty()
 	case e.msgs.info.TooManyBids:
 		e.runTooMany()
 	default:
-		for _, p := range e.order {
-			e.runPolicy(p)
+		for i := range e.order {
+			e.runPolicy(&e.order[i])
 		}
 	}
 	e.finish()
@@ -175,13 +177,56 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	return &e.Out
 }
 
-func containsPolicy(ps []*Policy, p *Policy) bool {
-	for _, q := range ps {
-		if q == p {
-			return true
+// policySpan is a policy judging the response and its bids,
+// Eval.byPolicy[lo:hi] in response order.
+type policySpan struct {
+	p      *Policy
+	lo, hi int32
+	first  int32 // the policy's first bid
+}
+
+// bids returns the span's bid indices.
+func (e *Eval) bidsOf(sp *policySpan) []int32 { return e.byPolicy[sp.lo:sp.hi] }
+
+// groupByPolicy resolves each bid's policy and lists the policies judging
+// the response with their bids (Eval.order), in time linear in the bids
+// (n log n for the sort), whatever the number of seat policies: a loop over
+// every bid for each policy was quadratic when each bid brought its own.
+func (e *Eval) groupByPolicy(upstream string) {
+	snap, bids := e.snap, e.In.Bids
+	e.order = append(e.order[:0], policySpan{p: snap.Default})
+	if len(snap.Seats) == 0 {
+		for i := range bids {
+			e.Out.Bids[i] = BidVerdict{Policy: snap.Default}
+			e.byPolicy = append(e.byPolicy, int32(i))
 		}
+		e.order[0].hi = int32(len(bids))
+		return
 	}
-	return false
+	// Sort the bids by (policy, bid): each policy's bids become one run.
+	e.keys = e.keys[:0]
+	for i := range bids {
+		p := snap.PolicyFor(upstream, bids[i].Seat)
+		e.Out.Bids[i] = BidVerdict{Policy: p}
+		e.keys = append(e.keys, uint64(p.index)<<32|uint64(i))
+	}
+	slices.Sort(e.keys)
+	for k, key := range e.keys {
+		i := int32(uint32(key))
+		e.byPolicy = append(e.byPolicy, i)
+		p := e.Out.Bids[i].Policy
+		if p == snap.Default {
+			e.order[0].hi = int32(k + 1)
+			continue
+		}
+		if last := &e.order[len(e.order)-1]; last.p == p {
+			last.hi++
+			continue
+		}
+		e.order = append(e.order, policySpan{p: p, lo: int32(k), hi: int32(k + 1), first: i})
+	}
+	// Seat policies in order of their first bid, as the outcome lists them.
+	slices.SortFunc(e.order[1:], func(a, b policySpan) int { return int(a.first - b.first) })
 }
 
 func (e *Eval) result(p *Policy, g *GateEntry) *GateResult {
@@ -194,7 +239,8 @@ func skipped(r *GateResult, reason string) {
 }
 
 func (e *Eval) runEmpty() {
-	p := e.snap.Default
+	sp := &e.order[0]
+	p := sp.p
 	for _, g := range p.Gates {
 		r := e.result(p, g)
 		switch {
@@ -203,7 +249,7 @@ func (e *Eval) runEmpty() {
 		case e.Out.Response.Failed() && e.failFast(p):
 			skipped(r, ReasonSkipFailFast)
 		case g.judgesEmpty && g.scan != nil:
-			e.runScan(p, g, r)
+			e.runScan(sp, g, r)
 		case g.judgesEmpty && g.resp != nil:
 			e.runResponse(p, g, r)
 		default:
@@ -214,7 +260,8 @@ func (e *Eval) runEmpty() {
 
 func (e *Eval) runTooMany() {
 	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, LossInvalidBidResponse, NBRResponseRejectedGeneral), true)
-	for _, p := range e.order {
+	for i := range e.order {
+		p := e.order[i].p
 		for _, g := range p.Gates {
 			r := e.result(p, g)
 			if g.Mode == Off {
@@ -228,7 +275,8 @@ func (e *Eval) runTooMany() {
 
 func (e *Eval) failFast(p *Policy) bool { return p.FailFast && !e.all }
 
-func (e *Eval) runPolicy(p *Policy) {
+func (e *Eval) runPolicy(sp *policySpan) {
+	p := sp.p
 	in := &e.In
 	def := e.snap.Default
 	// One clock read per gate run: the end of one gate is the start of the
@@ -260,9 +308,9 @@ func (e *Eval) runPolicy(p *Policy) {
 		case Response:
 			e.runResponse(p, g, r)
 		case PerBid:
-			e.runBids(p, g, r)
+			e.runBids(sp, g, r)
 		case Scan:
-			e.runScan(p, g, r)
+			e.runScan(sp, g, r)
 		}
 		end := in.readClock()
 		r.LatencyNs = int64(end.Sub(start))
@@ -312,7 +360,8 @@ func (e *Eval) runResponse(p *Policy, g *GateEntry, r *GateResult) {
 // clockEvery is how many bids a gate may judge between clock reads.
 const clockEvery = 64
 
-func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
+func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
+	p := sp.p
 	in := &e.In
 	if skip := g.bid.Prepare(in); skip != "" {
 		skipped(r, skip)
@@ -323,11 +372,8 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 	firstSkip := ""
 	in.startGate(len(in.Bids))
 	defer in.startGate(0)
-	for i := range in.Bids {
+	for _, i := range e.bidsOf(sp) {
 		bv := &e.Out.Bids[i]
-		if bv.Policy != p {
-			continue
-		}
 		if ff && bv.Failed() {
 			dead++
 			continue
@@ -352,7 +398,7 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 			if r.Passed {
 				r.Passed, r.Reason, r.Details = false, v.Reason, v.Details
 			}
-			e.bidHit(p, g, i, v)
+			e.bidHit(p, g, int(i), v)
 		}
 		judged++
 	}
@@ -368,9 +414,9 @@ func (e *Eval) runBids(p *Policy, g *GateEntry, r *GateResult) {
 	}
 }
 
-func (e *Eval) runScan(p *Policy, g *GateEntry, r *GateResult) {
+func (e *Eval) runScan(sp *policySpan, g *GateEntry, r *GateResult) {
 	sc := &e.scope
-	sc.start(e, p, g, r)
+	sc.start(e, sp.p, e.bidsOf(sp), g, r)
 	g.scan.Scan(&e.In, sc)
 	sc.record()
 	if sc.timedOut {
@@ -440,8 +486,8 @@ func (e *Eval) responseHit(g *GateEntry, name string, v Verdict, rule bool) {
 
 func (e *Eval) finish() {
 	o := &e.Out
-	sortHits(o.Rejected)
-	sortHits(o.Warned)
+	e.sorter.sort(o.Rejected, len(o.Bids))
+	e.sorter.sort(o.Warned, len(o.Bids))
 	o.Kept = 0
 	respRejected := o.Response.Rejected()
 	for i := range o.Bids {
@@ -461,21 +507,53 @@ func (e *Eval) finish() {
 	}
 }
 
-// sortHits orders the hit lists by bid (response order), response-level
+// hitSorter orders the hit lists by bid (response order), response-level
 // hits last, keeping gate order within a bid: the order check's JSON, the
 // audit log, the rejection log and seatNonBid show. No reader depends on it
-// to find a verdict (Outcome.Bids). Insertion sort: stable,
-// allocation-free.
-func sortHits(h []Hit) {
-	key := func(x Hit) int {
-		if x.Bid < 0 {
-			return int(^uint(0) >> 1)
+// to find a verdict (Outcome.Bids). The lists arrive as one run in bid order
+// per gate, so an insertion sort was quadratic (19 ms for the warnings of
+// two gates on 1,000 bids; a merge sort takes 0.9 ms): this is a counting
+// sort by bid in linear time, applied in place, its storage pooled with the
+// Eval.
+type hitSorter struct {
+	start []int32 // by bid, then response-level: where its hits go
+	dest  []int32 // by hit: where it goes
+}
+
+func (s *hitSorter) sort(h []Hit, bids int) {
+	key := func(x *Hit) int {
+		if x.Bid < 0 || x.Bid >= bids {
+			return bids
 		}
 		return x.Bid
 	}
-	for i := 1; i < len(h); i++ {
-		for j := i; j > 0 && key(h[j-1]) > key(h[j]); j-- {
-			h[j-1], h[j] = h[j], h[j-1]
+	sorted := true
+	for i := 1; i < len(h) && sorted; i++ {
+		sorted = key(&h[i-1]) <= key(&h[i])
+	}
+	if sorted {
+		return
+	}
+	s.start = slices.Grow(s.start[:0], bids+2)[:bids+2]
+	clear(s.start)
+	for i := range h {
+		s.start[key(&h[i])+1]++
+	}
+	for k := 1; k < len(s.start); k++ {
+		s.start[k] += s.start[k-1]
+	}
+	s.dest = slices.Grow(s.dest[:0], len(h))[:len(h)]
+	for i := range h {
+		k := key(&h[i])
+		s.dest[i] = s.start[k]
+		s.start[k]++
+	}
+	// Each swap puts one hit where it goes.
+	for i := range h {
+		for int(s.dest[i]) != i {
+			j := s.dest[i]
+			h[i], h[j] = h[j], h[i]
+			s.dest[i], s.dest[j] = s.dest[j], s.dest[i]
 		}
 	}
 }

@@ -7,13 +7,14 @@ import (
 	"github.com/bidguard/bidguard/jsonraw"
 )
 
-// ScanValues is the bid response as the scanning gates see it (GATES.md,
-// "Scan limit"): every value of the raw document in document order, cut into
-// segments that each lie in one bid or outside every bid, with the string
-// values decoded as encoding/json decodes them. The engine builds it once per
-// request, when the first scanning gate asks for it (Scope.Values); every
-// scanning gate then matches its strings from it under its own limit, scope
-// and mode.
+// ScanValues is the bid response as the scanning gates see it
+// (docs/gates.md, "Scanning" and "Scan limit"): every value of the raw
+// document in document order, cut into segments that each lie in one bid or
+// outside every bid (the envelope), each knowing where it starts in its
+// bid's (the envelope's) scan budget, with the string values decoded as
+// encoding/json decodes them. The engine builds it once per request, when
+// the first scanning gate asks for it (Scope.Values); every scanning gate
+// then matches its strings from it under its own budgets, scope and mode.
 //
 // The walk reads the raw document, not the decoded structs: the tokens the
 // validating pass recorded (jsonraw.ValidateTokens), or, for an Input built
@@ -31,7 +32,12 @@ import (
 // buffer: they must not be modified or retained.
 type ScanValues struct {
 	raw []byte
-	buf []byte // strings that differ from their bytes (escapes, invalid UTF-8)
+	// budget counts, while Build runs, the values of each bid (by index in
+	// Input.Bids) and, last, of the envelope: ScanSegment.Before.
+	budget []int32
+	// first is, by bid, the index of its first segment, or -1.
+	first []int32
+	buf   []byte // strings that differ from their bytes (escapes, invalid UTF-8)
 	// ext are strings the decoder already decoded (Input.responseDecoded).
 	ext   []string
 	segs  []ScanSegment
@@ -49,6 +55,13 @@ type ScanSegment struct {
 	// Nodes is how many values the segment holds: objects, arrays, strings,
 	// numbers and literals alike.
 	Nodes int
+	// Before is how many values of the same bid (or of the envelope, the
+	// values outside every bid) earlier segments hold: the segment's n-th
+	// value is value Before+n of its bid's (the envelope's) scan budget.
+	Before int
+	// Next is the index in Segments of the bid's next segment, or -1
+	// (FirstSegment gives the first).
+	Next int
 	// first and end delimit its strings in ScanValues.strs.
 	first, end int
 }
@@ -76,6 +89,7 @@ const (
 const (
 	maxPooledScanStrings = 8 << 10
 	maxPooledScanBuf     = 64 << 10
+	maxPooledScanBudget  = 4 << 10
 )
 
 // Segments returns the segments in document order. The slice belongs to v.
@@ -104,7 +118,10 @@ func (v *ScanValues) reset() {
 	if cap(v.buf) > maxPooledScanBuf {
 		v.buf = nil
 	}
-	*v = ScanValues{buf: v.buf[:0], segs: v.segs[:0], strs: v.strs[:0]}
+	if cap(v.budget) > maxPooledScanBudget {
+		v.budget, v.first = nil, nil
+	}
+	*v = ScanValues{buf: v.buf[:0], segs: v.segs[:0], strs: v.strs[:0], budget: v.budget[:0], first: v.first[:0]}
 }
 
 // Build walks in.RawResponse, which jsonraw.Validate accepted and which was
@@ -119,6 +136,12 @@ func (v *ScanValues) Build(in *Input) {
 		return // offsets are int32; far beyond limits.maxResponseBytes
 	}
 	w := scanBuilder{v: v, bids: in.Bids, validUTF8: in.rawResponseUTF8}
+	n := len(in.Bids) + 1
+	if cap(v.budget) < n {
+		v.budget = make([]int32, n)
+	}
+	v.budget = v.budget[:n]
+	clear(v.budget)
 	w.open(-1)
 	if in.responseTokens != nil {
 		w.walkTokens(in.responseTokens)
@@ -126,6 +149,42 @@ func (v *ScanValues) Build(in *Input) {
 		w.walk()
 	}
 	w.close()
+	v.link(len(in.Bids))
+}
+
+// FirstSegment returns the index in Segments of bid's first segment, or -1
+// when the bid holds no value (an index out of range included).
+func (v *ScanValues) FirstSegment(bid int) int {
+	if bid < 0 || bid >= len(v.first) {
+		return -1
+	}
+	return int(v.first[bid])
+}
+
+// link chains each bid's segments (first, Next), reusing budget, whose
+// counts are in the segments now, for each bid's last segment.
+func (v *ScanValues) link(bids int) {
+	if cap(v.first) < bids {
+		v.first = make([]int32, bids)
+	}
+	v.first = v.first[:bids]
+	for i := range v.first {
+		v.first[i] = -1
+	}
+	last := v.budget
+	for si := range v.segs {
+		seg := &v.segs[si]
+		seg.Next = -1
+		if seg.Bid < 0 || seg.Bid >= bids {
+			continue
+		}
+		if v.first[seg.Bid] < 0 {
+			v.first[seg.Bid] = int32(si)
+		} else {
+			v.segs[last[seg.Bid]].Next = si
+		}
+		last[seg.Bid] = int32(si)
+	}
 }
 
 // Frame roles: the containers on the way from the document to a bid.
@@ -165,19 +224,30 @@ type scanBuilder struct {
 	cur    int // the open segment: v.segs[cur]
 }
 
-// open starts a segment owned by bid (or the response when -1).
+// open starts a segment owned by bid (or the envelope when -1).
 func (w *scanBuilder) open(bid int) {
 	v := w.v
-	v.segs = append(v.segs, ScanSegment{Bid: bid, first: len(v.strs), end: len(v.strs)})
+	v.segs = append(v.segs, ScanSegment{Bid: bid, Before: int(v.budget[w.owner(bid)]), first: len(v.strs), end: len(v.strs)})
 	w.cur = len(v.segs) - 1
 }
 
 // close ends the open segment, dropping it when it holds no value.
 func (w *scanBuilder) close() {
 	v := w.v
-	if v.segs[w.cur].Nodes == 0 {
+	seg := &v.segs[w.cur]
+	if seg.Nodes == 0 {
 		v.segs = v.segs[:w.cur]
+		return
 	}
+	v.budget[w.owner(seg.Bid)] += int32(seg.Nodes)
+}
+
+// owner is the index in ScanValues.budget of bid's count (-1: the envelope's).
+func (w *scanBuilder) owner(bid int) int {
+	if bid < 0 {
+		return len(w.v.budget) - 1
+	}
+	return bid
 }
 
 // walk visits every value of the document in order.

@@ -119,6 +119,7 @@ func checkScanValues(t *testing.T, doc []byte) {
 	wantS, wantSeg := refValues(t, doc, ev.In.Bids)
 	require.Equal(t, wantSeg, gotSeg, "%s", doc)
 	require.Equal(t, wantS, gotS, "%s", doc)
+	requireBudgets(t, &v)
 	// Built again into the same storage, the table is the same.
 	v.Build(&ev.In)
 	againS, againSeg := tableValues(&v)
@@ -130,6 +131,31 @@ func checkScanValues(t *testing.T, doc []byte) {
 	bytesS, bytesSeg := tableValues(&v)
 	require.Equal(t, gotSeg, bytesSeg)
 	require.Equal(t, gotS, bytesS)
+	requireBudgets(t, &v)
+}
+
+// requireBudgets checks that each segment starts its bid's (the envelope's)
+// scan budget where that owner's earlier segments end, and that a bid's
+// segments chain from FirstSegment in document order.
+func requireBudgets(t *testing.T, v *engine.ScanValues) {
+	t.Helper()
+	count := map[int]int{}
+	of := map[int][]int{}
+	for si, seg := range v.Segments() {
+		require.Equal(t, count[seg.Bid], seg.Before, "segment of bid %d", seg.Bid)
+		count[seg.Bid] += seg.Nodes
+		if seg.Bid >= 0 {
+			of[seg.Bid] = append(of[seg.Bid], si)
+		}
+	}
+	for bid, want := range of {
+		var got []int
+		for si := v.FirstSegment(bid); si >= 0; si = v.Segments()[si].Next {
+			got = append(got, si)
+		}
+		require.Equal(t, want, got, "segments of bid %d", bid)
+	}
+	require.Equal(t, -1, v.FirstSegment(-1))
 }
 
 var scanValuesSeeds = []string{
@@ -167,6 +193,11 @@ func TestScanValuesSegments(t *testing.T) {
 	// root, "r1", seatbid array, seatbid, "s", bid array | bid 0: object,
 	// "b1", "xA" | bid 1: object, "b2" | "z", "USD".
 	require.Equal(t, [][2]int{{-1, 6}, {0, 3}, {1, 2}, {-1, 2}}, segs)
+	var before []int
+	for _, seg := range v.Segments() {
+		before = append(before, seg.Before)
+	}
+	require.Equal(t, []int{0, 0, 0, 6}, before, "the envelope's second segment starts at its value 7")
 	seg := &v.Segments()[1]
 	s, node := v.String(seg, 1)
 	require.Equal(t, "xA", string(s))

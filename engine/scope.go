@@ -6,16 +6,18 @@ package engine
 // returns.
 //
 // A gate's hits are recorded when it returns, so that what it reports does
-// not depend on where in the document it found them (GATES.md, "Matching
-// values"): a response-level hit that rejects the response (the gate is not
+// not depend on where in the document it found them (docs/gates.md,
+// "Scanning"): a response-level hit that rejects the response (the gate is not
 // in warn mode) is the gate's only entry, wherever the bids' hits lie, except
 // under `check --all`, which lists every hit. Otherwise each bid's first hit,
-// then the response-level one, are recorded. A scan limit overrun (Overrun)
-// is recorded like a hit but never makes its entry the only one: hits found
-// before the limit count either way.
+// then the response-level one, are recorded. A scan budget overrun (Overrun:
+// a bid's, or the envelope's for the response) is recorded like a hit but
+// never makes its entry the only one: hits found before the limit count
+// either way.
 type Scope struct {
 	e             *Eval
 	p             *Policy
+	bids          []int32 // the policy's bids
 	g             *GateEntry
 	r             *GateResult
 	failFast      bool
@@ -39,23 +41,27 @@ type pendingHit struct {
 	v   Verdict
 }
 
-// start prepares the Scope for gate g, keeping the storage of earlier gates
-// and the request's values.
-func (s *Scope) start(e *Eval, p *Policy, g *GateEntry, r *GateResult) {
-	if cap(s.hitBid) < len(e.In.Bids) {
-		s.hitBid = make([]bool, len(e.In.Bids))
-	}
-	s.hitBid = s.hitBid[:len(e.In.Bids)]
-	clear(s.hitBid)
+// start prepares the Scope for gate g of policy p, whose bids are bids,
+// keeping the storage of earlier gates and the request's values. It costs
+// nothing per bid: hitBid, cleared once per request, is cleared again by
+// record for the bids the gate reported.
+func (s *Scope) start(e *Eval, p *Policy, bids []int32, g *GateEntry, r *GateResult) {
 	clear(s.pending)
 	*s = Scope{
-		e: e, p: p, g: g, r: r, failFast: e.failFast(p), responseLevel: p == e.snap.Default,
+		e: e, p: p, bids: bids, g: g, r: r, failFast: e.failFast(p), responseLevel: p == e.snap.Default,
 		hitBid: s.hitBid, pending: s.pending[:0], values: s.values,
 	}
 }
 
-// newRequest forgets the values of the previous request.
-func (s *Scope) newRequest() { s.values.built = false }
+// newRequest forgets the values and hits of the previous request.
+func (s *Scope) newRequest(bids int) {
+	s.values.built = false
+	if cap(s.hitBid) < bids {
+		s.hitBid = make([]bool, bids)
+	}
+	s.hitBid = s.hitBid[:bids]
+	clear(s.hitBid)
+}
 
 // reset empties the Scope for the pool.
 func (s *Scope) reset() {
@@ -83,6 +89,10 @@ func (s *Scope) InScope(i int) bool {
 // ResponseLevel reports whether values outside the bids are judged (true in
 // the default policy; a seat policy scans only its bids).
 func (s *Scope) ResponseLevel() bool { return s.responseLevel }
+
+// Bids returns the indices in Input.Bids of the policy's bids, in response
+// order (InScope says which the gate judges). The slice belongs to the Eval.
+func (s *Scope) Bids() []int32 { return s.bids }
 
 // Tick is called once per bid entered. Every 64 bids it reads the clock; it
 // returns false when the scan must stop (deadline passed, or the gate
@@ -152,6 +162,9 @@ func (s *Scope) Skip(reason string) { s.skip = reason }
 // response-level hit, else the first bid entry, else the overrun.
 func (s *Scope) record() {
 	e, r := s.e, s.r
+	for _, h := range s.pending {
+		s.hitBid[h.bid] = false // for the next gate
+	}
 	only := s.respHit && s.g.Mode != Warn && !e.all
 	if !only {
 		for _, h := range s.pending {
@@ -176,8 +189,8 @@ func (s *Scope) record() {
 }
 
 func (s *Scope) anyInScope() bool {
-	for i := range s.e.Out.Bids {
-		if s.InScope(i) {
+	for _, i := range s.bids {
+		if s.InScope(int(i)) {
 			return true
 		}
 	}

@@ -25,9 +25,11 @@ type piiOptions struct {
 	SSN bool `yaml:"ssn"`
 	// Phone flags US phone numbers (default true; the embedded config turns it off).
 	Phone bool `yaml:"phone"`
-	// MaxNodes is the most JSON values scanned per response (default 10000, > 0).
+	// MaxNodes is the most JSON values scanned in each bid, and outside the
+	// bids (default 10000, > 0).
 	MaxNodes int `yaml:"maxNodes"`
-	// OnScanLimit is fail (reject what was not fully scanned, the default) or pass.
+	// OnScanLimit is fail (reject a bid, or the response, not fully scanned;
+	// the default) or pass.
 	OnScanLimit string `yaml:"onScanLimit"`
 }
 

@@ -146,6 +146,7 @@ func (s *verdictScope) Overrun(i int, v engine.Verdict) { s.Hit(i, v) }
 func (s *verdictScope) InScope(int) bool                { return true }
 func (s *verdictScope) ResponseLevel() bool             { return !s.seatOnly }
 func (s *verdictScope) Tick() bool                      { return true }
+func (s *verdictScope) Bids() []int32                   { return nil }
 func (s *verdictScope) Hit(i int, v engine.Verdict) bool {
 	s.hits = append(s.hits, struct {
 		bid int

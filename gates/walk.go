@@ -1,23 +1,25 @@
 package gates
 
 // The scan shared by the scanning gates filesystem, pii and content
-// (and their scan limit). The engine walks the raw response once per
+// (and their scan budgets). The engine walks the raw response once per
 // request into engine.ScanValues (every value in document order, keys left
 // out, strings decoded, each value attributed to the bid it lies in or to
-// the response); scanResponse matches one gate's strings from it:
+// the envelope, the values outside every bid); scanResponse matches one
+// gate's strings from it:
 //   - in the default policy (Scope.ResponseLevel) every value, in a seat
 //     policy only its bids' values;
 //   - a bid out of scope (another policy's, or rejected earlier under
 //     failFast) is neither matched nor counted;
-//   - every value counts against maxNodes (objects, arrays, strings, numbers
-//     and literals), in document order; strings after the limit are not
-//     matched, and a hit found before it counts either way;
+//   - maxNodes is a budget per bid and one for the envelope: each counts its
+//     values (objects, arrays, strings, numbers and literals) in document
+//     order; strings past a budget are not matched, and a hit found before
+//     it counts either way;
 //   - a bid's first hit is reported (200 / 350) and the rest of the bid is
 //     not matched; the first response-level hit is reported (3 / 300) and
 //     later response-level strings are not matched;
-//   - over the limit, unless onScanLimit is pass: `scan limit exceeded`
-//     (3 / 300) for the response in the default policy, for each in-scope bid
-//     not fully scanned in a seat policy.
+//   - over a budget, unless onScanLimit is pass: `scan limit exceeded`
+//     (3 / 300) for that bid alone, or for the response when the envelope
+//     is over its own (default policy only).
 //
 // Which entries are listed (a response-level hit that rejects the response
 // is the gate's only one) is the engine's rule (engine.Scope). Matching
@@ -41,6 +43,7 @@ type scanScope interface {
 	Values() *engine.ScanValues
 	InScope(i int) bool
 	ResponseLevel() bool
+	Bids() []int32
 	Tick() bool
 	Hit(i int, v engine.Verdict) bool
 	Overrun(i int, v engine.Verdict)
@@ -81,12 +84,27 @@ func newScanLimit(maxNodes int, onScanLimit string) (scanLimit, error) {
 }
 
 // scanResponse matches m against the strings of the response in scope and
-// reports every hit, and a scan limit overrun, through sc.
+// reports every hit, and each scan budget overrun, through sc. Each segment
+// is read at most once: in the default policy every segment in document
+// order, in a seat policy only its bids' segments. The walk is linear in the
+// response, however many seat policies scan their share of it.
 func scanResponse(sc scanScope, m stringMatcher, lim scanLimit) {
 	vals := sc.Values()
 	segs := vals.Segments()
-	respLevel := sc.ResponseLevel()
-	nodes := 0 // in-scope values before the segment
+	if !sc.ResponseLevel() {
+		for _, b := range sc.Bids() {
+			if !sc.InScope(int(b)) {
+				continue
+			}
+			if !sc.Tick() {
+				return
+			}
+			for si := vals.FirstSegment(int(b)); si >= 0; si = segs[si].Next {
+				scanSegment(sc, vals, &segs[si], m, lim)
+			}
+		}
+		return
+	}
 	respHit := false
 	for si := range segs {
 		seg := &segs[si]
@@ -97,51 +115,52 @@ func scanResponse(sc scanScope, m stringMatcher, lim scanLimit) {
 			if !sc.Tick() {
 				return
 			}
-		} else if !respLevel {
+		} else if respHit {
+			// Later response-level strings are not matched; the envelope
+			// budget is reported all the same.
+			overrunSegment(sc, seg, lim)
 			continue
 		}
-		if seg.Bid >= 0 || !respHit {
-			for j := range seg.Strings() {
-				s, node := vals.String(seg, j)
-				if nodes+node > lim.maxNodes {
-					break
-				}
-				reason := m.match(s)
-				if reason == "" {
-					continue
-				}
-				if seg.Bid >= 0 {
-					sc.Hit(seg.Bid, engine.Reject(reason, scanBidLoss, scanBidNBR))
-					break
-				}
-				respHit = true
-				if !sc.Hit(-1, engine.Reject(reason, scanResponseLoss, scanResponseNBR)) {
-					return
-				}
-				break
-			}
-		}
-		nodes += seg.Nodes
-		if nodes > lim.maxNodes {
-			if !lim.pass {
-				overrun(sc, segs[si:], respLevel)
-			}
+		hit, stop := scanSegment(sc, vals, seg, m, lim)
+		if stop {
 			return
 		}
+		respHit = respHit || hit && seg.Bid < 0
 	}
 }
 
-// overrun reports the scan limit: for the response in the default policy,
-// else for each in-scope bid of segs (the first one crossed the limit).
-func overrun(sc scanScope, segs []engine.ScanSegment, respLevel bool) {
-	v := engine.Reject(reasonScanLimit, scanResponseLoss, scanResponseNBR)
-	if respLevel {
-		sc.Overrun(-1, v)
-		return
-	}
-	for i := range segs {
-		if b := segs[i].Bid; b >= 0 && sc.InScope(b) {
-			sc.Overrun(b, v)
+// scanSegment matches the strings of seg within its budget and reports its
+// first hit, then its overrun. hit says a hit was reported; stop that the
+// scan must end (a response-level hit that rejects the response).
+func scanSegment(sc scanScope, vals *engine.ScanValues, seg *engine.ScanSegment, m stringMatcher, lim scanLimit) (hit, stop bool) {
+	for j := range seg.Strings() {
+		s, node := vals.String(seg, j)
+		if seg.Before+node > lim.maxNodes {
+			break
 		}
+		reason := m.match(s)
+		if reason == "" {
+			continue
+		}
+		hit = true
+		if seg.Bid >= 0 {
+			sc.Hit(seg.Bid, engine.Reject(reason, scanBidLoss, scanBidNBR))
+			break
+		}
+		if !sc.Hit(-1, engine.Reject(reason, scanResponseLoss, scanResponseNBR)) {
+			return true, true
+		}
+		break
+	}
+	overrunSegment(sc, seg, lim)
+	return hit, false
+}
+
+// overrunSegment reports seg's bid (the envelope) over its budget: values
+// past it were not scanned. A hit found in it first stays its entry
+// (Scope.Overrun).
+func overrunSegment(sc scanScope, seg *engine.ScanSegment, lim scanLimit) {
+	if seg.Before+seg.Nodes > lim.maxNodes && !lim.pass {
+		sc.Overrun(seg.Bid, engine.Reject(reasonScanLimit, scanResponseLoss, scanResponseNBR))
 	}
 }

@@ -168,40 +168,65 @@ func TestWalkScansShadowedSeatbidKeys(t *testing.T) {
 	require.Equal(t, []hit{{"", "hit", 3, 300}}, hits(rep))
 }
 
-// scanLimitResp has 11 values: the object, "r1", the seatbid array, the
-// seatbid, "s", the bid array, the bid, "b1", "1", 1 and "USD".
+// scanLimitResp has 7 values outside its bid (the envelope: the object,
+// "r1", the seatbid array, the seatbid, "s", the bid array and "USD") and 4
+// in it (the bid, "b1", "1" and 1).
 const scanLimitResp = `{"id":"r1","seatbid":[{"seat":"s","bid":[{"id":"b1","impid":"1","price":1}]}],"cur":"USD"}`
 
 func TestWalkScanLimit(t *testing.T) {
-	rep, _ := probeCheck(t, probeConfig("maxNodes: 11"), probeRequest, scanLimitResp)
-	require.True(t, rep.Passed)
-	rep, seen := probeCheck(t, probeConfig("maxNodes: 10"), probeRequest, scanLimitResp)
+	rep, _ := probeCheck(t, probeConfig("maxNodes: 7"), probeRequest, scanLimitResp)
+	require.True(t, rep.Passed, "a budget per bid and one for the envelope")
+	// The envelope over its budget fails the response.
+	rep, seen := probeCheck(t, probeConfig("maxNodes: 6"), probeRequest, scanLimitResp)
 	require.Equal(t, []hit{{"", "scan limit exceeded", 3, 300}}, hits(rep))
 	require.Equal(t, []string{"r1", "s", "b1", "1"}, seen)
-	rep, _ = probeCheck(t, probeConfig("maxNodes: 10, onScanLimit: pass"), probeRequest, scanLimitResp)
+	// Both over: the bid fails and the response too.
+	rep, seen = probeCheck(t, probeConfig("maxNodes: 3"), probeRequest, scanLimitResp)
+	require.Equal(t, []hit{{"b1", "scan limit exceeded", 3, 300}, {"", "scan limit exceeded", 3, 300}}, hits(rep))
+	require.Equal(t, []string{"r1", "b1", "1"}, seen)
+	rep, _ = probeCheck(t, probeConfig("maxNodes: 3, onScanLimit: pass"), probeRequest, scanLimitResp)
 	require.True(t, rep.Passed)
 	// A hit found before the limit counts either way, and is reported as
-	// itself: "HIT" is value 8 and the bid's other values count too.
+	// itself: "HIT" is the bid's value 2.
 	withHit := strings.Replace(scanLimitResp, `"b1"`, `"HIT"`, 1)
-	rep, _ = probeCheck(t, probeConfig("maxNodes: 8, onScanLimit: pass"), probeRequest, withHit)
+	rep, _ = probeCheck(t, probeConfig("maxNodes: 2, onScanLimit: pass"), probeRequest, withHit)
 	require.Equal(t, []hit{{"HIT", "hit", 200, 350}}, hits(rep))
-	rep, _ = probeCheck(t, probeConfig("maxNodes: 11"), probeRequest, withHit)
-	require.Equal(t, []hit{{"HIT", "hit", 200, 350}}, hits(rep))
-	rep, _ = probeCheck(t, probeConfig("maxNodes: 10"), probeRequest, withHit)
+	rep, _ = probeCheck(t, probeConfig("maxNodes: 3"), probeRequest, withHit)
 	require.Equal(t, []hit{{"HIT", "hit", 200, 350}, {"", "scan limit exceeded", 3, 300}}, hits(rep))
 	require.Equal(t, "hit", rep.Gates[0].Reason)
+	rep, _ = probeCheck(t, probeConfig("maxNodes: 1"), probeRequest, withHit)
+	require.Equal(t, []hit{{"HIT", "scan limit exceeded", 3, 300}, {"", "scan limit exceeded", 3, 300}}, hits(rep))
 	// A response-level hit before the limit is the only entry; one after it
 	// is not seen.
 	respHit := strings.Replace(scanLimitResp, `"r1"`, `"HIT"`, 1)
 	rep, _ = probeCheck(t, probeConfig("maxNodes: 3"), probeRequest, respHit)
 	require.Equal(t, []hit{{"", "hit", 3, 300}}, hits(rep))
 	respHit = strings.Replace(scanLimitResp, `"USD"`, `"HIT"`, 1)
-	rep, _ = probeCheck(t, probeConfig("maxNodes: 10"), probeRequest, respHit)
+	rep, _ = probeCheck(t, probeConfig("maxNodes: 6"), probeRequest, respHit)
 	require.Equal(t, []hit{{"", "scan limit exceeded", 3, 300}}, hits(rep))
 	// A top-level value holding a hit and running past the limit: the hit.
 	deep := `{"id":"r1","ext":{"a":"HIT","b":[1,2,3,4,5,6,7,8,9,10]},"seatbid":[{"seat":"s","bid":[{"id":"b1","impid":"1","price":1}]}]}`
 	rep, _ = probeCheck(t, probeConfig("maxNodes: 6"), probeRequest, deep)
 	require.Equal(t, []hit{{"", "hit", 3, 300}}, hits(rep))
+	// A bid over its budget fails alone, wherever it lies; the bids after
+	// it are scanned under their own.
+	bids := `{"id":"r1","seatbid":[{"seat":"s","bid":[{"id":"b1","impid":"1","price":1,"ext":{"a":[1,2,3,4,5]}},` +
+		`{"id":"b2","impid":"2","price":1,"adm":"HIT"},{"id":"b3","impid":"2","price":1}]}]}`
+	rep, seen = probeCheck(t, "policy:\n  failFast: false\n  gates:\n    - gate: probe\n      options: {maxNodes: 8}\n", probeRequest, bids)
+	require.Equal(t, []hit{{"b1", "scan limit exceeded", 3, 300}, {"b2", "hit", 200, 350}}, hits(rep))
+	require.Equal(t, []string{"r1", "s", "b1", "1", "b2", "2", "HIT", "b3", "2"}, seen)
+}
+
+// A bid holding a shadowed copy (a repeated "seatbid" key) counts the values
+// of every copy against one budget, in document order.
+func TestWalkScanLimitCountsEveryCopyOfABid(t *testing.T) {
+	// The envelope holds 10 values; b1's first copy 8, its second 4.
+	resp := `{"id":"r1","seatbid":[{"seat":"old","bid":[{"id":"x","impid":"1","price":1,"ext":[1,2,3]}]}],"SeatBid":[{"seat":"s","bid":[{"id":"b1","impid":"1","price":1}]}]}`
+	rep, _ := probeCheck(t, probeConfig("maxNodes: 12"), probeRequest, resp)
+	require.True(t, rep.Passed)
+	rep, seen := probeCheck(t, probeConfig("maxNodes: 10"), probeRequest, resp)
+	require.Equal(t, []hit{{"b1", "scan limit exceeded", 3, 300}}, hits(rep))
+	require.Equal(t, []string{"r1", "old", "x", "1", "s", "b1"}, seen, `"1" of the second copy is b1's value 11`)
 }
 
 func TestWalkSeatPolicy(t *testing.T) {
@@ -212,15 +237,15 @@ func TestWalkSeatPolicy(t *testing.T) {
 	// Only seat b's bids: not the response-level values, not seat a's bids.
 	require.Equal(t, []hit{{"b2", "hit", 200, 350}}, hits(rep))
 	require.Equal(t, []string{"b1", "1", "b2", "2", "HIT", "b3", "2"}, seen)
-	// The limit rejects each of the seat's bids not fully scanned (b1 holds
-	// 4 values, b2 5).
-	cfg = "policy:\n  gates: []\nseats:\n  b:\n    addGates:\n      - gate: probe\n        options: {maxNodes: 5}\n"
+	// Each of the seat's bids has its own budget: b2 holds 5 values.
+	cfg = "policy:\n  gates: []\nseats:\n  b:\n    addGates:\n      - gate: probe\n        options: {maxNodes: 4}\n"
 	rep, _ = probeCheck(t, cfg, probeRequest, strings.ReplaceAll(resp, `"adm":"HIT"`, `"adm":"ok"`))
-	require.Equal(t, []hit{{"b2", "scan limit exceeded", 3, 300}, {"b3", "scan limit exceeded", 3, 300}}, hits(rep))
-	// A bid's hit before the limit is reported as itself ("HIT" is value 9).
-	cfg = strings.Replace(cfg, "maxNodes: 5", "maxNodes: 9", 1)
-	rep, _ = probeCheck(t, cfg, probeRequest, strings.Replace(resp, `"adm":"HIT"`, `"adm":"ok"`, 1))
-	require.Equal(t, []hit{{"b2", "hit", 200, 350}, {"b3", "scan limit exceeded", 3, 300}}, hits(rep))
+	require.Equal(t, []hit{{"b2", "scan limit exceeded", 3, 300}}, hits(rep))
+	// A bid's hit before the limit is reported as itself ("HIT" is b2's
+	// value 5, its crid value 6).
+	cfg = strings.Replace(cfg, "maxNodes: 4", "maxNodes: 5", 1)
+	rep, _ = probeCheck(t, cfg, probeRequest, strings.Replace(resp, `"adm":"HIT"}`, `"adm":"HIT","crid":"c"}`, 2))
+	require.Equal(t, []hit{{"b2", "hit", 200, 350}}, hits(rep))
 }
 
 func TestWalkSkipsBidsRejectedEarlier(t *testing.T) {
@@ -249,6 +274,8 @@ type fakeScope struct {
 	vals     engine.ScanValues
 	built    bool
 	seatOnly bool
+	bids     []int32
+	ticks    int
 	hits     int
 	reasons  map[int]string
 }
@@ -264,7 +291,16 @@ func (s *fakeScope) Values() *engine.ScanValues {
 }
 func (s *fakeScope) InScope(int) bool    { return true }
 func (s *fakeScope) ResponseLevel() bool { return !s.seatOnly }
-func (s *fakeScope) Tick() bool          { return true }
+func (s *fakeScope) Bids() []int32 {
+	if len(s.bids) != len(s.in.Bids) {
+		s.bids = s.bids[:0]
+		for i := range s.in.Bids {
+			s.bids = append(s.bids, int32(i))
+		}
+	}
+	return s.bids
+}
+func (s *fakeScope) Tick() bool { s.ticks++; return true }
 func (s *fakeScope) Hit(i int, v engine.Verdict) bool {
 	s.hits++
 	if s.reasons != nil {

@@ -14,7 +14,11 @@ import (
 
 // loadSnapshot reads and compiles a config file; path "" is the embedded
 // default config.
-func loadSnapshot(path string) (*engine.Snapshot, error) {
+func loadSnapshot(path string) (*engine.Snapshot, error) { return reloadSnapshot(nil, path) }
+
+// reloadSnapshot is loadSnapshot reusing the gates of prev, the snapshot in
+// use (nil: none), whose options did not change.
+func reloadSnapshot(prev *engine.Snapshot, path string) (*engine.Snapshot, error) {
 	var (
 		cfg  *config.Config
 		data []byte
@@ -34,7 +38,7 @@ func loadSnapshot(path string) (*engine.Snapshot, error) {
 	}
 	// A config with errors is compiled too, so that the gates' own
 	// errors are listed with them in one pass.
-	snap, cerr := engine.Compile(cfg, name, data, registry())
+	snap, cerr := engine.CompileFrom(prev, cfg, name, data, registry())
 	if err != nil {
 		return nil, errors.Join(err, cerr)
 	}
@@ -81,7 +85,10 @@ func runValidate(args []string, stdout, stderr io.Writer) int {
 	if len(snap.Config.Upstreams) == 0 {
 		fmt.Fprintln(stderr, "warning: no upstreams configured: serve answers every bid request 404 unless started with --upstream URL or --demo")
 	}
-	fmt.Fprint(stdout, snap.Describe())
+	if err := snap.DescribeTo(stdout); err != nil {
+		fmt.Fprintf(stderr, "config validate: %v\n", err)
+		return 2
+	}
 	return 0
 }
 

@@ -143,6 +143,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stderr io.Wr
 	quar := newQuarantineWiring(f.config, &holder, log, time.Now)
 	quar.attach(snap)
 	holder.Store(snap)
+	releaseLoadGarbage()
 	cfg := snap.Config
 	var aud auditor
 	opt := rtb.Options{Version: version, Revision: revision, Logger: log, Judged: quar.judged, Quarantine: quar.handler(), Pprof: f.pprof}
@@ -197,7 +198,7 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stderr io.Wr
 	go func() { errc <- srv.Serve(ln) }()
 	go func() { errc <- srv.ServeAdmin(aln) }()
 	load := func() (*engine.Snapshot, error) {
-		s, err := loadSnapshot(f.config)
+		s, err := reloadSnapshot(holder.Load(), f.config)
 		if err == nil {
 			applyServeFlags(s, f)
 			quar.attach(s)

@@ -1,0 +1,80 @@
+package config
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The seats mapping decodes as yaml.v3 decodes a map (SeatConfigs), values
+// and errors alike, but without comparing every pair of keys.
+func TestSeatsDecodeAsAMap(t *testing.T) {
+	f := func(doc string) {
+		t.Helper()
+		var plain struct {
+			X     any                   `yaml:"x"` // holds anchors
+			Seats map[string]SeatConfig `yaml:"seats"`
+		}
+		var ours struct {
+			X     any         `yaml:"x"`
+			Seats SeatConfigs `yaml:"seats"`
+		}
+		perr := decodeStrict("x.yaml", []byte(doc), &plain)
+		oerr := decodeStrict("x.yaml", []byte(doc), &ours)
+		if perr != nil {
+			require.EqualError(t, oerr, perr.Error(), doc)
+			return
+		}
+		require.NoError(t, oerr, doc)
+		require.Equal(t, plain.Seats, map[string]SeatConfig(ours.Seats), doc)
+	}
+	f("seats:\n  a: {action: shadow}\n  b: {failFast: false}\n")
+	f("seats: {}\n")
+	f("seats:\n")
+	f("seats: ~\n")
+	f("seats: [a]\n")
+	f("seats: 5\n")
+	f("seats:\n  a: ~\n  b: {}\n")
+	f("seats:\n  a: {action: shadow}\n  b: {}\n  a: {}\n  c: {}\n  a: {}\n  b: {}\n")
+	f("seats:\n  a: {bogus: 1}\n  b: {failFast: maybe}\n")
+	f("seats:\n  a: {gateOptions: {x: {mode: warn, extra: 1}}}\n")
+	f("seats:\n  1: {action: shadow}\n  '1': {}\n")
+	f("seats:\n  [a]: {}\n")
+	f("x: &b {action: shadow}\nseats:\n  a: *b\n")
+	f("seats: &s\n  a: {action: shadow}\n")
+	f("x: &s {a: {action: shadow}}\nseats: *s\n")
+	f("x: &s {a: {action: shadow}, b: {}}\nseats:\n  <<: *s\n  b: {failFast: false}\n")
+	// More seats than one chunk: values and errors in document order.
+	gen := func(bad bool) string {
+		var b strings.Builder
+		b.WriteString("seats:\n")
+		for i := range 3*seatChunk + 5 {
+			switch {
+			case bad && i%7 == 3:
+				fmt.Fprintf(&b, "  s%d: {bogus: %d}\n", i, i)
+			case bad && i%7 == 5:
+				fmt.Fprintf(&b, "  s%d: {failFast: %d}\n", i, i)
+			default:
+				fmt.Fprintf(&b, "  s%d: {action: shadow, failFast: %v}\n", i, i%2 == 0)
+			}
+		}
+		return b.String()
+	}
+	f(gen(false))
+	f(gen(true))
+}
+
+// Ten thousand seats, one of them twice: the duplicate is reported as
+// yaml.v3 reports it.
+func TestManySeatsDuplicate(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("seats:\n")
+	for i := range 10000 {
+		fmt.Fprintf(&b, "  s%d: {}\n", i)
+	}
+	b.WriteString("  s17: {}\n")
+	_, err := Parse("x.yaml", []byte(b.String()))
+	require.EqualError(t, err, `x.yaml:10002: mapping key "s17" already defined at line 19`)
+}
