@@ -118,6 +118,22 @@ func TestJudgeCostModel(t *testing.T) {
 	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(), 0, "a stale measurement is forgotten")
 }
 
+// TestJudgeCostStartsFromTheSeed: the mean starts from the seed, not from
+// zero: the first sample moves the estimate an eighth of the way from the
+// seed, and so does the first sample after the measurements went stale.
+func TestJudgeCostStartsFromTheSeed(t *testing.T) {
+	const n = 100_000
+	var j judgeCost
+	j.observe(n, 40*time.Millisecond) // 400 ns/byte
+	want := judgeNsPerByte + (400.0-judgeNsPerByte)/8
+	require.InDelta(t, want, j.nsPerByte(), 1e-9)
+
+	j.perByte.Store(math.Float64bits(1000))
+	j.at.Store(int64(monotonic() - 2*costMemory))
+	j.observe(n, 40*time.Millisecond)
+	require.InDelta(t, want, j.nsPerByte(), 1e-9, "a stale mean is not the start")
+}
+
 // TestLargeAnswerLeavesByTheDeadline (issue 12): a bidder answering inside
 // its budget with 3,000 bids (2.2 MB): judging them would pass D, so the
 // answer is a no-bid at once, counted as a deadline shed (or, on a machine
