@@ -57,5 +57,16 @@ func TestEndToEndAllocs(t *testing.T) {
 		}
 	}
 	require.Contains(t, string(resp.Body()), `"seatbid":[`)
-	require.Zero(t, testing.AllocsPerRun(500, func() { post(req, resp) }))
+	// A machine whose load changes under the test changes how long a
+	// request takes, so the pool may still grow during the measurement
+	// (each dial allocates its buffers: the average came to 1 under load):
+	// a measurement with a dial in it is taken again, a few times at most.
+	for attempt := 1; ; attempt++ {
+		before := benchDials.Load()
+		allocs := testing.AllocsPerRun(500, func() { post(req, resp) })
+		if benchDials.Load() == before || attempt == 5 {
+			require.Zero(t, allocs)
+			return
+		}
+	}
 }

@@ -252,7 +252,11 @@ func TestTwoUpstreamsOneHostStray(t *testing.T) {
 			}
 			require.Positive(t, sc.metric(`bidguard_upstream_conns_closed_total{reason="stray"}`))
 			if sameWrite {
-				require.Zero(t, lost, "a stray in the answer's own write is always found")
+				// A loaded machine may shed an auction that queued past a
+				// quarter of its tmax (it never reached the bidder): only
+				// those may be lost.
+				shed := sc.metric(`bidguard_shed_total{reason="inflight"}`) + sc.metric(`bidguard_shed_total{reason="budget"}`)
+				require.EqualValues(t, shed, lost, "a stray in the answer's own write is always found")
 			}
 		})
 	}

@@ -152,7 +152,11 @@ func TestLargeAnswerLeavesByTheDeadline(t *testing.T) {
 	for range 3 {
 		a := sc.post("/bid", withTmax(t, tmax))
 		require.Equal(t, 204, a.status)
-		require.Less(t, a.elapsed, tmax*time.Millisecond+time.Second, "answered by the deadline (plus slack)")
+		// The counts below tell a dropped answer from a judged one (judging
+		// takes about 110ms); the bound only catches a wait for something
+		// else, with slack for a machine that starves the process (1.5 s
+		// was seen under load).
+		require.Less(t, a.elapsed, tmax*time.Millisecond+4*time.Second, "answered by the deadline (plus slack)")
 	}
 	// Never judged past D: dropped unjudged, or (a starved machine) not
 	// read in time; no deadline rejection by the engine.
