@@ -57,16 +57,19 @@ func TestEndToEndAllocs(t *testing.T) {
 		}
 	}
 	require.Contains(t, string(resp.Body()), `"seatbid":[`)
-	// A machine whose load changes under the test changes how long a
-	// request takes, so the pool may still grow during the measurement
-	// (each dial allocates its buffers: the average came to 1 under load):
-	// a measurement with a dial in it is taken again, a few times at most.
-	for attempt := 1; ; attempt++ {
-		before := benchDials.Load()
+	// AllocsPerRun counts the allocations of the whole process: a dial (a
+	// machine whose load changes under the test changes how long a request
+	// takes, so the pool may still grow) or another goroutine allocating
+	// during the measurement made the average 1 about once in 30 runs
+	// under load. An allocation on the bid path shows in every
+	// measurement, so one of three at zero passes.
+	var seen []float64
+	for range 3 {
 		allocs := testing.AllocsPerRun(500, func() { post(req, resp) })
-		if benchDials.Load() == before || attempt == 5 {
-			require.Zero(t, allocs)
+		if allocs == 0 {
 			return
 		}
+		seen = append(seen, allocs)
 	}
+	t.Fatalf("a warm bid request allocates: %v allocations a request in three measurements", seen)
 }
