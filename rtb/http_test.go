@@ -283,7 +283,7 @@ func TestDemoBidder(t *testing.T) {
 	// bad kind rotates, and each kind is removed by the gates.
 	for i := range 4 {
 		a := sc.post("/bid", withTmax(t, 1000))
-		require.Equal(t, 200, a.status, "request %d", i)
+		require.Equal(t, 200, a.status, "request %d (%s)", i, sc.failureCounts())
 		require.Equal(t, "3", a.header.Get("X-Bidguard-Rejected"), "request %d", i)
 		require.NotContains(t, string(a.body), `"bad-`, "request %d", i)
 		require.Contains(t, string(a.body), `"good-1"`, "request %d", i)
