@@ -1,7 +1,7 @@
 GO ?= go
 FUZZTIME ?= 20s
 
-.PHONY: build test test-noalloc lint fuzz bench compare loadtest ci faults
+.PHONY: build test test-noalloc lint fuzz bench compare loadtest ci faults mutate
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/bidguard ./cmd/bidguard
@@ -33,6 +33,21 @@ fuzz:
 # scenario needs it (1,000 reloads under traffic).
 faults:
 	BIDGUARD_FAULTS=1 $(GO) test -count=1 -timeout 20m ./faults/
+
+# Mutation testing of one package, for developers on what they change (not
+# in CI): which small changes to the code (operators, conditions, boundaries)
+# its tests let pass. make mutate PKG=./gates/ [MUTATE_ARGS=--dry-run]. The
+# tool, pinned:
+#   go install github.com/go-gremlins/gremlins/cmd/gremlins@v0.5.0
+# GOFLAGS=-count=1 keeps gremlins' coverage run uncached: each mutant's
+# timeout is --timeout-coefficient times that run's time, and a cached run
+# takes milliseconds (every mutant would time out). No --test-cpu: v0.5.0
+# hands "-cpu 1" to go test as one argument, no test runs and every mutant
+# reads KILLED.
+PKG ?= ./gates/
+GREMLINS ?= $(shell $(GO) env GOPATH)/bin/gremlins
+mutate:
+	GOFLAGS=-count=1 nice -n 19 $(GREMLINS) unleash --workers 1 --timeout-coefficient 10 $(MUTATE_ARGS) $(PKG)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./jsonraw/ ./engine/ ./gates/ ./rtb/ ./quarantine/
