@@ -182,3 +182,28 @@ func TestDwellAndTTLBoundaries(t *testing.T) {
 	sim.step(tick)
 	require.Empty(t, sim.state("s0"), "released at exactly ttl")
 }
+
+// After ttl, a seat is released at exactly calm after every signal went
+// under its threshold (not a tick later).
+func TestReleaseAtExactlyCalm(t *testing.T) {
+	set := defaultSettings()
+	seats := steadySeats(4)
+	seats[0].median = func(t time.Duration) float64 {
+		if t >= hour && t < hour+15*time.Minute { // past ttl
+			return 10
+		}
+		return 1
+	}
+	s := newSim(t, set, seats...)
+	s.run(hour, tick, nil)
+	s.untilQuarantined("s0", 2*time.Minute, tick)
+	seat := s.d.tab.lookup(s.d.keyHash("s0"))
+	for seat.calmSince.IsZero() || s.now.Before(seat.calmSince.Add(set.Calm-tick)) {
+		require.Less(t, s.elapsed(), hour+30*time.Minute, "never calm")
+		s.step(tick)
+		require.Equal(t, "price", s.state("s0"))
+	}
+	require.Equal(t, seat.calmSince.Add(set.Calm-tick), s.now)
+	s.step(tick)
+	require.Empty(t, s.state("s0"), "released at exactly calm")
+}
