@@ -138,6 +138,7 @@ func TestThresholdBoundaries(t *testing.T) {
 	v.base.rate = 2
 	v.measure(&set, set.Window)
 	require.InDelta(t, 5, v.value[Velocity-1], 1e-9, "600 bids a minute against 2 a second")
+	require.Zero(t, (&baseline{}).perSecond(), "no fold yet: 0, not NaN")
 	v.base.rate = 1 // under the floor of 100 bids a minute
 	v.measure(&set, set.Window)
 	require.InDelta(t, 6, v.value[Velocity-1], 1e-9)
