@@ -1,6 +1,8 @@
 package quarantine
 
 import (
+	"encoding/json"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -207,4 +209,58 @@ func TestReleaseAtExactlyCalm(t *testing.T) {
 	require.Equal(t, seat.calmSince.Add(set.Calm-tick), s.now)
 	s.step(tick)
 	require.Empty(t, s.state("s0"), "released at exactly calm")
+}
+
+// The settings' bounds: shares in (0, 1], ratios and durations > 0 (dwell
+// and calm may be 0), minSamples > 0.
+func TestSettingsBounds(t *testing.T) {
+	f := func(ok bool, change func(s *Settings)) {
+		t.Helper()
+		set := defaultSettings()
+		change(&set)
+		if ok {
+			require.NoError(t, set.validate())
+		} else {
+			require.Error(t, set.validate())
+		}
+	}
+	f(true, func(s *Settings) { s.Thresholds.Rejections, s.Thresholds.Novelty, s.MaxShare = 1, 1, 1 })
+	f(false, func(s *Settings) { s.Thresholds.Rejections = 0 })
+	f(false, func(s *Settings) { s.Thresholds.Rejections = 1.0001 })
+	f(false, func(s *Settings) { s.Thresholds.Novelty = 0 })
+	f(false, func(s *Settings) { s.Thresholds.Novelty = 1.0001 })
+	f(false, func(s *Settings) { s.MaxShare = 0 })
+	f(false, func(s *Settings) { s.MaxShare = 1.0001 })
+	f(true, func(s *Settings) { s.Thresholds.Price, s.Thresholds.Velocity = 1e-9, 1e-9 })
+	f(false, func(s *Settings) { s.Thresholds.Price = 0 })
+	f(false, func(s *Settings) { s.Thresholds.Velocity = 0 })
+	f(true, func(s *Settings) { s.MinSamples = 1 })
+	f(false, func(s *Settings) { s.MinSamples = 0 })
+	f(true, func(s *Settings) { s.Dwell, s.Calm, s.Window, s.TTL = 0, 0, 1, 1 })
+	f(false, func(s *Settings) { s.Window = 0 })
+	f(false, func(s *Settings) { s.TTL = 0 })
+	f(false, func(s *Settings) { s.Dwell = -1 })
+
+	require.Equal(t, "operator", Operator.String())
+	require.Equal(t, "unknown", Signal(len(signalNames)).String())
+}
+
+// A seat is active (the safety valve's denominator) from exactly
+// minSamples bids in its window; a new seat's first tick reads a velocity
+// of 0 (its window covers no time yet), which the status can encode.
+func TestActiveFromMinSamplesAndFirstTick(t *testing.T) {
+	for _, n := range []int{99, 100} {
+		d := New(Options{Now: func() time.Time { return epoch0 }, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, d.Update(defaultSettings()))
+		s := d.Seat("", "a")
+		for range n {
+			s.Observe(&Bid{Price: 1, HasPrice: true})
+		}
+		d.Tick()
+		st := d.Status()
+		require.Equal(t, n/100, st.ActiveSeats, "%d bids", n)
+		require.Zero(t, st.Seats[0].Signals[Velocity-1].Value)
+		_, err := json.Marshal(st)
+		require.NoError(t, err)
+	}
 }
