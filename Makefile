@@ -9,7 +9,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 # The Dockerfile's build flags, the same static binary.
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-.PHONY: build image test test-noalloc lint fuzz bench compare bench-deps loadtest ci faults faults-deps
+.PHONY: build image test test-noalloc lint fuzz bench compare bench-deps loadtest ci faults faults-deps mutate
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/bidguard ./cmd/bidguard
@@ -53,6 +53,21 @@ faults:
 
 faults-deps:
 	./.ci/install-prometheus
+
+# Mutation testing of one package, for developers on what they change (not
+# in CI): which small changes to the code (operators, conditions, boundaries)
+# its tests let pass. make mutate PKG=./gates/ [MUTATE_ARGS=--dry-run]. The
+# tool, pinned:
+#   go install github.com/go-gremlins/gremlins/cmd/gremlins@v0.5.0
+# GOFLAGS=-count=1 keeps gremlins' coverage run uncached: each mutant's
+# timeout is --timeout-coefficient times that run's time, and a cached run
+# takes milliseconds (every mutant would time out). No --test-cpu: v0.5.0
+# hands "-cpu 1" to go test as one argument, no test runs and every mutant
+# reads KILLED.
+PKG ?= ./gates/
+GREMLINS ?= $(shell $(GO) env GOPATH)/bin/gremlins
+mutate:
+	GOFLAGS=-count=1 nice -n 19 $(GREMLINS) unleash --workers 1 --timeout-coefficient 10 $(MUTATE_ARGS) $(PKG)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./jsonraw/ ./engine/ ./gates/ ./rtb/ ./quarantine/

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -380,4 +382,102 @@ func TestKeyFileExposedWarns(t *testing.T) {
 			require.NotContains(t, logs.String(), "level=WARN", "mode %o", c.mode)
 		}
 	}
+}
+
+// A segment that is empty (its segment record never written) continues
+// from the previous segment's last record, which must be complete: when
+// the previous segment ends in a torn record, Open refuses to continue the
+// chain rather than fork it from an earlier record, and changes nothing.
+func TestLogTornPreviousSegmentRefused(t *testing.T) {
+	path := logPath(t)
+	l := openLog(t, Options{Path: path, SegmentBytes: 1000})
+	for i := range 4 {
+		l.Enqueue(reject(i))
+	}
+	require.NoError(t, l.Close())
+	segs, err := Segments(path)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(segs), 2)
+	last, prev := segs[len(segs)-1], segs[len(segs)-2]
+	require.NoError(t, os.WriteFile(last, nil, 0o640))
+	data, err := os.ReadFile(prev)
+	require.NoError(t, err)
+	torn := append(data, `{"v":1,"seq":`...)
+	require.NoError(t, os.WriteFile(prev, torn, 0o640))
+
+	_, err = Open(Options{Path: path, Key: testKey, SegmentBytes: 1000})
+	require.ErrorContains(t, err, prev+": does not end with a complete record")
+	after, err := os.ReadFile(prev)
+	require.NoError(t, err)
+	require.Equal(t, torn, after, "the previous segment is left as it is")
+	fi, err := os.Stat(last)
+	require.NoError(t, err)
+	require.Zero(t, fi.Size())
+}
+
+// syncDirFault makes syncDir fail while armed, and counts the failures.
+type syncDirFault struct {
+	armed    atomic.Bool
+	failures atomic.Int64
+}
+
+func failSyncDir(t *testing.T) *syncDirFault {
+	f := &syncDirFault{}
+	orig := syncDir
+	syncDir = func(path string) error {
+		if f.armed.Load() {
+			f.failures.Add(1)
+			return errors.New("injected directory fsync failure")
+		}
+		return orig(path)
+	}
+	t.Cleanup(func() { syncDir = orig })
+	return f
+}
+
+// A failed directory fsync closes the file it was for: a new log's first
+// segment (Open fails, and a second Open can lock it), and a new segment
+// at rotation (the writer reopens the log on the new segment and goes on).
+// A file left open keeps its lock: the second Open, or the writer's
+// reopen, fails for ever.
+func TestLogDirSyncFailureClosesTheFile(t *testing.T) {
+	fault := failSyncDir(t)
+	path := logPath(t)
+	fault.armed.Store(true)
+	_, err := Open(Options{Path: path, Key: testKey})
+	require.ErrorContains(t, err, "injected directory fsync failure")
+	fault.armed.Store(false)
+	l := openLog(t, Options{Path: path})
+	require.NoError(t, l.Close())
+
+	path = logPath(t)
+	var m testMeters
+	l = openLog(t, Options{Path: path, SegmentBytes: 1000, Meters: m.meters()})
+	fault.armed.Store(true)
+	fault.failures.Store(0)
+	// One record at a time until the segment is full (1000 bytes) and the
+	// writer begins a new one.
+	for i := 0; fault.failures.Load() == 0; i++ {
+		require.Less(t, i, 20, "no rotation")
+		before := m.written.get()
+		require.True(t, l.Enqueue(reject(i)))
+		waitFor(t, func() bool { return m.written.get() > before }, "written")
+	}
+	fault.armed.Store(false)
+	written := m.written.get()
+	require.True(t, l.Enqueue(reject(99)))
+	waitFor(t, func() bool { return m.written.get() > written }, "the writer reopens the log and writes again")
+	require.NoError(t, l.Close())
+	sum, err := VerifyFiles([]string{path}, testKey, nil)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, sum.Segments, 2, "the new segment is in use")
+	segs, err := Segments(path)
+	require.NoError(t, err)
+	var last Record
+	for _, r := range readRecords(t, segs...) {
+		if r.Kind == KindReject {
+			last = r
+		}
+	}
+	require.Equal(t, "req-99", last.ReqID)
 }

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -43,17 +45,30 @@ func FuzzDecodeAndJudge(f *testing.F) {
 }
 
 // FuzzDecodeRequest feeds arbitrary bytes as the exchange's request: the
-// decoder and the default policy must never panic, whatever they accept.
+// decoder and the default policy must never panic, whatever they accept,
+// and a request that decodes decodes the same way again on a reused Eval,
+// after another request (nothing of an earlier decode survives a reset).
 func FuzzDecodeRequest(f *testing.F) {
 	req, resp := readTypical(f)
 	f.Add(req)
 	f.Add([]byte(`{"id":"1","imp":[{"id":"1","pmp":{"deals":[{"id":"d","wadomain":["xn--zz"]}]}}],"regs":{"dsa":{"dsarequired":3},"ext":{"coppa":1}}}`))
 	f.Add([]byte(`{"id":"1","imp":null,"tmax":-5,"cur":[],"bcat":[""],"cattax":99}`))
 	snap := defaultSnapshot(f)
+	decoded := func(ev *engine.Eval) string {
+		b, err := json.Marshal(ev.In.Request)
+		return fmt.Sprintf("%s %v dsa=%s", b, err, ev.In.RegsDSA)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		_, ev, err := engine.Check(snap, data, resp, engine.CheckOptions{LatencyMs: -1, All: true})
-		if err == nil {
-			engine.ReleaseEval(ev)
+		if err != nil {
+			return
 		}
+		engine.ReleaseEval(ev)
+		ev = new(engine.Eval) // what the pool makes: never used before
+		require.NoError(t, ev.DecodeRequest(data))
+		first := decoded(ev)
+		require.NoError(t, ev.DecodeRequest(req))
+		require.NoError(t, ev.DecodeRequest(data), "decoded once, decodes again")
+		require.Equal(t, first, decoded(ev), "decodes the same way twice")
 	})
 }

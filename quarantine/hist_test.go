@@ -62,6 +62,13 @@ func TestQuantile(t *testing.T) {
 	within(quantile(&h10, 0.95)/quantile(&h, 0.95), 10)
 	var empty [numBins]uint32
 	require.Zero(t, quantile(&empty, 0.5))
+
+	// A quantile on a bin's last bid is that bin's upper bound, not the
+	// lower bound of the next bin holding a bid; bin 0 starts at 0.
+	var gap [numBins]uint32
+	gap[5], gap[9] = 1, 1
+	require.InDelta(t, binLower(6), quantile(&gap, 0.5), 1e-15)
+	require.Zero(t, binLower(0))
 }
 
 // A value never added is "seen" only as often as the Bloom filter's false

@@ -57,5 +57,19 @@ func TestEndToEndAllocs(t *testing.T) {
 		}
 	}
 	require.Contains(t, string(resp.Body()), `"seatbid":[`)
-	require.Zero(t, testing.AllocsPerRun(500, func() { post(req, resp) }))
+	// AllocsPerRun counts the allocations of the whole process: a dial (a
+	// machine whose load changes under the test changes how long a request
+	// takes, so the pool may still grow) or another goroutine allocating
+	// during the measurement made the average 1 about once in 30 runs
+	// under load. An allocation on the bid path shows in every
+	// measurement, so one of three at zero passes.
+	var seen []float64
+	for range 3 {
+		allocs := testing.AllocsPerRun(500, func() { post(req, resp) })
+		if allocs == 0 {
+			return
+		}
+		seen = append(seen, allocs)
+	}
+	t.Fatalf("a warm bid request allocates: %v allocations a request in three measurements", seen)
 }

@@ -61,7 +61,8 @@ func TestIdleClosingBidders(t *testing.T) {
 }
 
 // TestIdleTimeoutZeroMeansNoKeepAlive: idleTimeoutMs: 0 closes every
-// connection after its answer.
+// connection after its answer: a new one per auction, and bidguard closes
+// each (the bidder never does), so none is left open.
 func TestIdleTimeoutZeroMeansNoKeepAlive(t *testing.T) {
 	b := newKeepAliveBidder(t, nil)
 	sc := startSidecar(t, compile(t, keepAliveConfig(b, 0), nil))
@@ -69,6 +70,16 @@ func TestIdleTimeoutZeroMeansNoKeepAlive(t *testing.T) {
 		sc.auction("/bid")
 	}
 	require.EqualValues(t, 3, b.accepted.Load())
+	requireAllClosed(t, b)
+}
+
+// requireAllClosed waits, bounded, until bidguard has closed every
+// connection to b: the fake bidder only closes on EOF, so a connection
+// bidguard forgot to close stays open (a leaked descriptor).
+func requireAllClosed(t *testing.T, b *keepAliveBidder) {
+	t.Helper()
+	require.Eventually(t, func() bool { return b.openConns() == 0 }, 5*time.Second, 5*time.Millisecond,
+		"bidguard closes a connection it does not keep")
 }
 
 // TestMostRecentConnectionFirst: after a burst, sequential auctions reuse
@@ -241,7 +252,11 @@ func TestTwoUpstreamsOneHostStray(t *testing.T) {
 			}
 			require.Positive(t, sc.metric(`bidguard_upstream_conns_closed_total{reason="stray"}`))
 			if sameWrite {
-				require.Zero(t, lost, "a stray in the answer's own write is always found")
+				// A loaded machine may shed an auction that queued past a
+				// quarter of its tmax (it never reached the bidder): only
+				// those may be lost.
+				shed := sc.metric(`bidguard_shed_total{reason="inflight"}`) + sc.metric(`bidguard_shed_total{reason="budget"}`)
+				require.EqualValues(t, shed, lost, "a stray in the answer's own write is always found")
 			}
 		})
 	}
@@ -283,6 +298,9 @@ func TestAnswerFraming(t *testing.T) {
 			ids = append(ids, sc.auction("/bid"))
 			requireEachSeenOnce(t, b, ids)
 			require.Equal(t, wantConns, b.accepted.Load())
+			if wantConns > 1 {
+				requireAllClosed(t, b)
+			}
 		})
 	}
 	cl := func(first, headers string) func([]byte) string {

@@ -119,6 +119,22 @@ func TestJudgeCostModel(t *testing.T) {
 	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(), 0, "a stale measurement is forgotten")
 }
 
+// TestJudgeCostStartsFromTheSeed: the mean starts from the seed, not from
+// zero: the first sample moves the estimate an eighth of the way from the
+// seed, and so does the first sample after the measurements went stale.
+func TestJudgeCostStartsFromTheSeed(t *testing.T) {
+	const n = 100_000
+	var j judgeCost
+	j.observe(n, 40*time.Millisecond) // 400 ns/byte
+	want := judgeNsPerByte + (400.0-judgeNsPerByte)/8
+	require.InDelta(t, want, j.nsPerByte(), 1e-9)
+
+	j.perByte.Store(math.Float64bits(1000))
+	j.at.Store(int64(monotonic() - 2*costMemory))
+	j.observe(n, 40*time.Millisecond)
+	require.InDelta(t, want, j.nsPerByte(), 1e-9, "a stale mean is not the start")
+}
+
 // TestLargeAnswerLeavesByTheDeadline (issue 12): a bidder answering inside
 // its budget with 3,000 bids (2.2 MB): judging them would pass D, so the
 // answer is a no-bid at once, counted as a deadline shed (or, on a machine
@@ -137,7 +153,11 @@ func TestLargeAnswerLeavesByTheDeadline(t *testing.T) {
 	for range 3 {
 		a := sc.post("/bid", withTmax(t, tmax))
 		require.Equal(t, 204, a.status)
-		require.Less(t, a.elapsed, tmax*time.Millisecond+time.Second, "answered by the deadline (plus slack)")
+		// The counts below tell a dropped answer from a judged one (judging
+		// takes about 110ms); the bound only catches a wait for something
+		// else, with slack for a machine that starves the process (1.5 s
+		// was seen under load).
+		require.Less(t, a.elapsed, tmax*time.Millisecond+4*time.Second, "answered by the deadline (plus slack)")
 	}
 	// Never judged past D: dropped unjudged, or (a starved machine) not
 	// read in time; no deadline rejection by the engine.

@@ -87,11 +87,14 @@ func gzipped(t testing.TB, data []byte) []byte {
 }
 
 // TestBidderFailuresAnswered204ByTheDeadline: whatever the bidder does, the
-// exchange gets a 204 by the deadline D (tmax 200: D = arrival + 195ms; the
-// bound below adds generous slack for a loaded machine), the failure is
-// counted by kind, and the bidder is called once.
+// exchange gets a 204 by the deadline D (tmax 1000: D = arrival + 995ms),
+// the failure is counted by kind, and the bidder is called once. A bidder
+// that never answers holds the call for 10 s or for ever: bidguard leaves
+// at D, far inside the bound below. (With tmax 200, a process starved of
+// CPU under load shed the request before calling the bidder, or let the
+// bidder's answer miss D: the kinds were not counted, the test failed.)
 func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
-	const tmax = 200
+	const tmax = 1000
 	bomb := gzipped(t, make([]byte, 4<<20))
 	f := func(name, kind string, h http.HandlerFunc, rawURL string) {
 		t.Run(name, func(t *testing.T) {
@@ -107,7 +110,7 @@ func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 			require.Empty(t, a.body)
 			require.Equal(t, "0", a.header.Get("X-Bidguard-Rejected"))
 			require.Equal(t, sc.holder.Load().Version, a.header.Get("X-Bidguard-Config"))
-			require.Less(t, a.elapsed, tmax*time.Millisecond+time.Second, "answered by the deadline (plus slack)")
+			require.Less(t, a.elapsed, tmax*time.Millisecond+4*time.Second, "answered by the deadline (plus slack), not when the bidder gives up")
 			if b != nil {
 				require.EqualValues(t, 1, b.calls.Load(), "one call, no retry")
 			}
@@ -129,7 +132,7 @@ func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 	slow := func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
-		case <-time.After(3 * time.Second):
+		case <-time.After(10 * time.Second):
 		}
 		fixed(200, readFile(t, "typical-response.json"))(w, r)
 	}
@@ -262,14 +265,15 @@ func TestBidsLimit(t *testing.T) {
 
 // TestOnErrorStatus: with onError: status the exchange gets 504 for a
 // bidder timeout and 502 for every other bidder failure; no-bids and
-// rejections stay 204.
+// rejections stay 204. tmax 1000: with 100, a loaded machine turned a quick
+// failure into a timeout (504) or a shed (204).
 func TestOnErrorStatus(t *testing.T) {
 	f := func(name string, h http.HandlerFunc, status int, body string) {
 		t.Run(name, func(t *testing.T) {
 			b := newBidder(t, h)
 			sc := startSidecar(t, compile(t, fmt.Sprintf("upstreams:\n  - {name: dsp, url: %q, path: /bid, onError: status}\n"+
 				"policy:\n  gates: [{gate: impidMatch}, {gate: bidSanity}]\n", b.URL), nil))
-			a := sc.post("/bid", withTmax(t, 100))
+			a := sc.post("/bid", withTmax(t, 1000))
 			require.Equal(t, status, a.status)
 			require.Equal(t, body, string(a.body))
 			if status >= 500 {
@@ -282,7 +286,7 @@ func TestOnErrorStatus(t *testing.T) {
 	slow := func(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
-		case <-time.After(2 * time.Second):
+		case <-time.After(10 * time.Second):
 		}
 	}
 	f("timeout", slow, 504, "bidder failed: timeout\n")

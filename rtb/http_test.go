@@ -3,6 +3,7 @@ package rtb
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
 
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
@@ -320,9 +322,44 @@ func TestDemoBidder(t *testing.T) {
 	// bad kind rotates, and each kind is removed by the gates.
 	for i := range 4 {
 		a := sc.post("/bid", withTmax(t, 1000))
-		require.Equal(t, 200, a.status, "request %d", i)
+		require.Equal(t, 200, a.status, "request %d (%s)", i, sc.failureCounts())
 		require.Equal(t, "3", a.header.Get("X-Bidguard-Rejected"), "request %d", i)
 		require.NotContains(t, string(a.body), `"bad-`, "request %d", i)
 		require.Contains(t, string(a.body), `"good-1"`, "request %d", i)
 	}
+}
+
+// TestDemoBidderBannerSize: a banner's size is its w×h when it has both,
+// else its first format with both; a banner with only w or only h (or no
+// size at all) gets a bid without one, and no crash.
+func TestDemoBidderBannerSize(t *testing.T) {
+	d := NewDemoBidder()
+	f := func(banner, want string) {
+		t.Helper()
+		var ctx fasthttp.RequestCtx
+		ctx.Request.SetBodyString(`{"id":"r","imp":[{"id":"1","banner":` + banner + `}]}`)
+		d.handle(&ctx)
+		require.Equal(t, 200, ctx.Response.StatusCode(), banner)
+		var r struct {
+			SeatBid []struct {
+				Bid []struct {
+					W *int64 `json:"w"`
+					H *int64 `json:"h"`
+				} `json:"bid"`
+			} `json:"seatbid"`
+		}
+		require.NoError(t, json.Unmarshal(ctx.Response.Body(), &r))
+		good := r.SeatBid[0].Bid[0]
+		got := "none"
+		if good.W != nil && good.H != nil {
+			got = fmt.Sprintf("%dx%d", *good.W, *good.H)
+		}
+		require.Equal(t, want, got, banner)
+	}
+	f(`{"w":300,"h":250}`, "300x250")
+	f(`{"w":300}`, "none")
+	f(`{"h":250}`, "none")
+	f(`{}`, "none")
+	f(`{"w":300,"format":[{"w":728,"h":90}]}`, "728x90")
+	f(`{"h":250,"format":[{"w":0,"h":90},{"w":320,"h":50}]}`, "320x50")
 }

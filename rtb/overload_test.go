@@ -2,6 +2,7 @@ package rtb
 
 import (
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,8 +65,10 @@ func TestGovernorReadsSchedulerLatency(t *testing.T) {
 	p90, _ := g.read()
 	require.Zero(t, p90, "the first read is the baseline")
 	// Many goroutines runnable at once on few Ps: the run queue is long.
+	const spinners = 200
 	done := make(chan struct{})
-	for range 200 {
+	var yields atomic.Int64
+	for range spinners {
 		go func() {
 			for {
 				select {
@@ -76,11 +79,16 @@ func TestGovernorReadsSchedulerLatency(t *testing.T) {
 						_ = i * i
 					}
 					runtime.Gosched()
+					yields.Add(1)
 				}
 			}
 		}()
 	}
-	time.Sleep(200 * time.Millisecond)
+	// read needs schedMinSamples scheduling events, of which the runtime
+	// samples about one in eight: wait for many times that many yields,
+	// however little CPU a loaded machine gives the process (a fixed sleep
+	// saw too few of them under load and read 0).
+	require.Eventually(t, func() bool { return yields.Load() >= spinners*schedMinSamples }, 60*time.Second, time.Millisecond)
 	p90, p99 := g.read()
 	close(done)
 	require.Greater(t, p90, 100*time.Microsecond, "200 spinning goroutines make goroutines wait for a core")
