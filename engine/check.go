@@ -10,7 +10,7 @@ import (
 )
 
 // DeadlineFor computes T (ms) and the deadline D for a request that arrived
-// at arrival with the given tmax (DESIGN.md "Deadlines").
+// at arrival with the given tmax (docs/design.md "Deadlines").
 func DeadlineFor(d config.Deadline, tmax int64, arrival time.Time) (tMs int64, deadline time.Time) {
 	tMs = tmax
 	if tMs <= 0 {
@@ -53,7 +53,7 @@ func (e *InputError) Error() string { return e.Which + ": " + e.Err.Error() }
 func (e *InputError) Unwrap() error { return e.Err }
 
 // Check evaluates one pair offline exactly as serve would judge it, with a
-// frozen clock. It is the engine's contract (DESIGN.md "check"). The
+// frozen clock. It is the engine's contract (docs/design.md "check"). The
 // returned Eval holds the outcome; the caller releases it.
 func Check(snap *Snapshot, request, response []byte, opt CheckOptions) (*Report, *Eval, error) {
 	e := AcquireEval()

@@ -61,7 +61,7 @@ var (
 // SetEscapeHTML(false) writes openrtb2.BidResponse holding only the passed
 // bids (TestBodyMatchesEncodingJSON), so it decodes under any conforming
 // parser to exactly those bids: one value per key, no case-variant
-// duplicates, valid UTF-8. Two departures, both per DESIGN.md step 6: the
+// duplicates, valid UTF-8. Two departures, both per docs/design.md step 6: the
 // bidder's ext objects are copied byte for byte (encoding/json would
 // compact them), with invalid UTF-8 replaced by \ufffd escapes; and with
 // seatNonBid the response ext gains the seat-non-bid extension (step 7).
@@ -266,7 +266,7 @@ func appendValue(b []byte, p *plan, ptr unsafe.Pointer) []byte {
 const seatNonBidKey = "seatnonbid"
 
 // appendSeatNonBidExt writes the response ext with the IAB seat-non-bid
-// extension (DESIGN.md step 7): the members of the bidder's ext object
+// extension (docs/design.md step 7): the members of the bidder's ext object
 // (invalid UTF-8 replaced, one per key: the last of duplicates, none that
 // matches "seatnonbid" as encoding/json would), then "seatnonbid" with one
 // entry per seat, in order of first appearance. A non-object ext is

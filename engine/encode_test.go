@@ -67,7 +67,7 @@ func expectedBody(t *testing.T, e *Eval) string {
 }
 
 // checkBody checks the body against encoding/json's writing of the kept
-// bids (DESIGN.md step 6): valid UTF-8, one value per key and no
+// bids (docs/design.md step 6): valid UTF-8, one value per key and no
 // case-variant duplicate in any object outside ext, and decoded by
 // encoding/json to the same response (ext objects compared compacted).
 // Every kept bid's ext is carried byte for byte; a bid the decoder found

@@ -6,7 +6,7 @@ import (
 	"github.com/bidguard/bidguard/config"
 )
 
-// SeatStates tells the quarantine gate which seats are quarantined (DESIGN.md
+// SeatStates tells the quarantine gate which seats are quarantined (docs/design.md
 // "Anomaly detection and quarantine"). One value is shared by every request:
 // it must be safe for concurrent use, and its methods must not block,
 // allocate, or retain their arguments.

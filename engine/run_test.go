@@ -123,7 +123,7 @@ policy:
 
 // A gate in mode off is listed as skipped with reason off, never run, also
 // when a stop before it (failFast, a timeout, tmaxGuard, the bids limit)
-// skips every other later gate (GATES.md "mode", DESIGN.md `check`).
+// skips every other later gate (docs/gates.md "Modes", docs/design.md "check").
 func TestOffAfterAStopIsOff(t *testing.T) {
 	const cfg = `
 limits: {maxBids: %d}

@@ -11,9 +11,9 @@ package gates
 // alias), when site.cat, app.cat, site.content.cat or app.content.cat holds a
 // code of childCategories (Content 1.0 codes under the C- rule when that
 // object's cattax is 1 or absent, exact IDs otherwise), or when app.bundle
-// contains one of bundleKeywords as a case-insensitive substring. Unlike the
-// reference engine, IAB13 (Personal Finance in Content 1.0) is not
-// child-directed.
+// contains one of bundleKeywords as a case-insensitive substring. IAB13
+// (Personal Finance in Content 1.0) is not child-directed, whatever its
+// closeness to IAB-7 in later taxonomies.
 
 import (
 	"errors"

@@ -220,7 +220,7 @@ func (c *call) release() {
 	}
 }
 
-// bid runs the bid path of DESIGN.md from the body on: decode, deadlines,
+// bid runs the bid path of docs/design.md from the body on: decode, deadlines,
 // the upstream call, judging, the answer.
 func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival time.Time, gz bool) {
 	st := c.st
@@ -409,7 +409,7 @@ func removed(ev *engine.Eval, out *engine.Outcome) int {
 	return len(ev.In.Bids) - out.Kept
 }
 
-// The texts of 4xx answers (DESIGN.md "HTTP behaviour of serve"): one line
+// The texts of 4xx answers (docs/design.md "HTTP behaviour of serve"): one line
 // chosen by bidguard, never the request's bytes.
 const (
 	msgMethod          = "method not allowed: use POST"

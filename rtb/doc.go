@@ -13,7 +13,7 @@
 // handler returns and must not be retained. Server methods are safe for
 // concurrent use.
 //
-// # HTTP decisions where DESIGN.md is silent
+// # HTTP decisions beyond the design
 //
 // Order of the checks on the exchange's request: framing (400 and close,
 // before fasthttp reads the request, see below), method (405 with
@@ -187,7 +187,7 @@
 //     whole answer, an answer that is not HTTP, malformed framing (broken
 //     chunks, two Content-Lengths) or more than 8 interim answers;
 //     "too_large" for a body over the wire cap or headers over 8 KiB;
-//     "bad_json" for any decode error of GATES.md "The model".
+//     "bad_json" for any decode error of docs/gates.md "Decoding".
 //   - Every answer leaves by D. Once the body is read (and decompressed),
 //     an answer that cannot be decoded, judged and encoded by D is dropped
 //     unjudged: 204, shed_total{reason="deadline"}, outcome shed. The
@@ -211,7 +211,7 @@
 // (bidguard_rejection_log_suppressed_total) and reported as suppressed=N on
 // the next line written, or at Shutdown; nothing is formatted for them.
 //
-// Metrics (DESIGN.md "Metrics"). Label values come from the config and fixed
+// Metrics (docs/design.md "Metrics"). Label values come from the config and fixed
 // lists only:
 //
 //   - upstream="none" counts requests routed to no upstream (404, a 405 on an
@@ -228,7 +228,7 @@
 //     clean). bids_rejected_total counts each removed bid once, with the gate
 //     that removed it (a response-level rejection: each bid with that gate;
 //     over maxBids: seat="other", gate="limits.maxBids").
-//   - Beyond DESIGN.md's table: shed_total{reason="deadline"} (answers
+//   - Beyond docs/design.md's table: shed_total{reason="deadline"} (answers
 //     too large to judge by D), bidguard_upstream_resends_total{upstream},
 //     bidguard_upstream_conns_closed_total{reason="idle"|"stale"|"stray"}
 //     and bidguard_rejection_log_suppressed_total.

@@ -18,7 +18,7 @@ import (
 	"github.com/bidguard/bidguard/gates"
 )
 
-// TestHTTPBehaviour walks the table of DESIGN.md "HTTP behaviour of serve".
+// TestHTTPBehaviour walks the table of docs/design.md "HTTP behaviour of serve".
 func TestHTTPBehaviour(t *testing.T) {
 	sc, b := setup(t, fixed(200, readFile(t, "typical-response.json")), "limits: {maxRequestBytes: 4096}\n")
 	version := sc.holder.Load().Version
