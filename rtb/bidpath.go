@@ -30,7 +30,7 @@ var strZero = []byte("0")
 // is recovered by finish.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	arrival := connArrival(ctx.Conn(), ctx.ConnRequestNum())
-	var c call
+	c := call{arrival: arrival}
 	defer s.finish(ctx, &c)
 	snap := s.holder.Load()
 	if snap == nil {
@@ -173,10 +173,12 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, c *call) {
 	} else {
 		c.release()
 	}
+	now := time.Now()
+	s.gov.spent(now.Sub(c.arrival) - c.waited)
 	if c.slot {
 		s.limiter.Release()
 		if !c.called.IsZero() {
-			s.gov.answered(time.Until(c.called))
+			s.gov.answered(c.called.Sub(now))
 		}
 	}
 	if s.draining.Load() {
@@ -192,6 +194,8 @@ type call struct {
 	slot    bool          // holds an in-flight slot
 	reserve time.Duration // kept after the bidder's answer: gateReserveMs and the scheduler's
 	called  time.Time     // D, once the bidder was called (the governor's slack)
+	arrival time.Time     // the request's arrival (connArrival)
+	waited  time.Duration // in the upstream call: not bidguard's own time
 	ev      *engine.Eval
 	oresp   *fasthttp.Response
 	inBuf   *pool.Buffer // decompressed request
@@ -273,6 +277,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	start := time.Now()
 	kind, err := up.pool.do(head, obody, c.oresp, lim.MaxResponseBytes, now.Add(budget), up.m.resends)
 	latency := time.Since(start)
+	c.waited = latency
 	up.m.duration.observe(latency)
 	c.stage = stageHandler
 	if err != nil {
