@@ -96,7 +96,6 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if !s.limiter.TryAcquire(s.gov.effective(st.limits.MaxInFlight)) {
-		s.gov.shed.Add(1)
 		s.shed(ctx, um, shedInflight)
 		return
 	}

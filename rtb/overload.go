@@ -36,7 +36,8 @@ import (
 //     the exchange's bounded connection pool, which the queue-time gate
 //     cannot: each request then looks fresh when it arrives, but every
 //     connection holds one at all times and they wait for a core inside
-//     bidguard. While the queue is over queueTarget the limit drops in
+//     bidguard. While the queue is over queueTarget (two ticks in a row: one
+//     long tick may be the process not being run) the limit drops in
 //     proportion (at most by half a tick), so requests beyond it are
 //     answered 204 at once (shed reason "inflight"): a shed costs a small
 //     fraction of a served request, the CPU queue empties, and the
@@ -45,7 +46,7 @@ import (
 //     when the CPU is saturated (every request waits for a core after its
 //     arrival and again after the bidder answers): while more than
 //     tightShare of a tick's answers do, the limit drops to 3/4. The limit
-//     grows again while neither signal fires and the limit is what sheds.
+//     grows again while neither signal fires.
 //
 // The governor is a gradient controller in the spirit of Envoy's adaptive
 // concurrency filter and Netflix's concurrency-limits (gradient: the limit
@@ -62,7 +63,14 @@ import (
 // the 64 connections an exchange commonly keeps per bidder and below that
 // of a pool of 256 whose own queue grows. The queue is a count, not a
 // time, so the target holds on a fast or a slow machine alike: the time a
-// request waits in a queue of q is q times the cost of a request.
+// request waits in a queue of q is q times the cost of a request. What the
+// signal cannot tell apart: an exchange with a backlog in a pool of 64
+// connections looks like a closed-loop one of 64 (it is not shed), and a
+// client sending one request slowly counts as queued from its first byte
+// (as for the queue-time gate). The other candidates measured do not
+// separate the cases: the run-queue latency's p99 was alike at the
+// closed-loop saturation point of 64 connections and under a backlog of
+// 256, and requests arrive back to back on every connection in both.
 // The Go scheduler's run-queue latency
 // (runtime/metrics /sched/latencies:seconds) sizes the reserve kept for the
 // judging after the bidder answers (schedReserve).
@@ -117,12 +125,11 @@ const maxSchedReserve = 100 * time.Millisecond
 // goroutine writes them.
 type governor struct {
 	limit   atomic.Int64 // 0: not constrained (limits.maxInFlight applies)
-	shed    atomic.Int64 // in-flight sheds since the last tick
 	answers atomic.Int64 // admitted requests answered since the last tick
 	tight   atomic.Int64 // of which with less than tightSlack to spare
 	tail    atomic.Int64 // p99 run-queue latency of the last tick, ns
 	own     atomic.Int64 // ns of own time of the requests answered since the last tick
-	queue   atomic.Int64 // the last tick's queue, in thousandths of a request
+	over    bool         // the last tick's queue was over queueTarget (controller only)
 
 	sample []metrics.Sample
 	prev   []uint64
@@ -177,26 +184,29 @@ func (g *governor) run(stop <-chan struct{}, inflight func() int64, ceiling func
 		select {
 		case <-stop:
 			return
-		case now := <-t.C:
+		case <-t.C:
+			// The tick's own time is measured, not assumed: a process not
+			// run for a while gets its ticks late and coalesced.
+			now := time.Now()
 			_, p99 := g.read()
 			g.tail.Store(int64(p99))
 			q := float64(g.own.Swap(0)) / float64(max(now.Sub(last), time.Millisecond))
 			last = now
-			g.queue.Store(int64(q * 1000))
 			g.adjust(g.answers.Swap(0), g.tight.Swap(0), inflight(), int64(ceiling()), q)
 		}
 	}
 }
 
 // adjust is one step of the controller, given the tick's answers, how many
-// of them were tight and the tick's queue. When the queue is over
-// queueTarget the limit drops to the lower of itself and the requests in
-// flight, scaled by queueTarget/queue (at least by half); when more than
-// tightShare of the answers were tight, to 3/4 of that (the lower of the
-// two when both fire). Otherwise, and only while the limit is what sheds, it
-// grows by 1/8, or by 1/4 while the queue is under half its target.
+// of them were tight and the tick's queue. When the queue was over
+// queueTarget this tick and the one before (one long tick, such as the
+// process not being run for a while, is not an overload), the limit drops
+// to the lower of itself and the requests in flight, scaled by
+// queueTarget/queue (at most by half); when more than tightShare of the
+// answers were tight, to 3/4 of that (the lower of the two when both
+// fire). Otherwise it grows by 1/4 while the queue is under half its
+// target, by 1/8 up to it, and is lifted once it reaches the ceiling.
 func (g *governor) adjust(answers, tight, inflight, ceiling int64, queue float64) {
-	shed := g.shed.Swap(0)
 	cur := g.limit.Load()
 	if cur == 0 || (ceiling > 0 && cur > ceiling) {
 		cur = ceiling
@@ -205,9 +215,11 @@ func (g *governor) adjust(answers, tight, inflight, ceiling int64, queue float64
 	if answers >= minAnswers && float64(tight) > tightShare*float64(answers) {
 		factor = 0.75
 	}
-	if queue > queueTarget {
+	over := queue > queueTarget
+	if over && g.over {
 		factor = min(factor, max(queueTarget/queue, 0.5))
 	}
+	g.over = over
 	next := cur
 	switch {
 	case factor < 1:
@@ -216,9 +228,10 @@ func (g *governor) adjust(answers, tight, inflight, ceiling int64, queue float64
 			base = min(cur, base)
 		}
 		next = max(int64(float64(base)*factor), governorFloor)
-	case shed > 0 && cur > 0 && queue < queueTarget/2:
+	case over || cur <= 0:
+	case queue < queueTarget/2:
 		next = cur + max(cur/4, 1)
-	case shed > 0 && cur > 0:
+	default:
 		next = cur + max(cur/8, 1)
 	}
 	if ceiling > 0 && next >= ceiling {

@@ -38,17 +38,18 @@ func TestGovernorAdjust(t *testing.T) {
 	}
 	require.Equal(t, governorFloor, g.effective(2048))
 
-	// Calm and the limit sheds: it grows by 1/8 (at least 1) per tick.
-	g.shed.Add(3)
+	// Calm: it grows by 1/4 (at least 1) per tick while the queue is under
+	// half its target, by 1/8 up to it.
 	g.adjust(100, 0, 4, 2048, 0)
 	require.Equal(t, governorFloor+1, g.effective(2048))
-	// Calm and the limit does not shed: it stays.
-	g.adjust(100, 0, 1, 2048, 0)
-	require.Equal(t, governorFloor+1, g.effective(2048))
+	g.limit.Store(80)
+	g.adjust(100, 0, 4, 2048, queueTarget/4)
+	require.Equal(t, 100, g.effective(2048))
+	g.adjust(100, 0, 4, 2048, queueTarget*3/4)
+	require.Equal(t, 112, g.effective(2048))
 	// Growing past the ceiling lifts the constraint; a lower configured
 	// limit always wins.
 	g.limit.Store(1900)
-	g.shed.Add(1)
 	g.adjust(100, 0, 1900, 2048, 0)
 	require.Equal(t, 2048, g.effective(2048))
 	require.EqualValues(t, 0, g.limit.Load())
@@ -60,9 +61,17 @@ func TestGovernorQueue(t *testing.T) {
 	g := newGovernor()
 	// A queue up to the target sheds nothing, however busy.
 	g.adjust(1000, 0, 500, 2048, queueTarget)
+	g.adjust(1000, 0, 500, 2048, queueTarget)
 	require.Equal(t, 2048, g.effective(2048))
-	// Over it: the lower of the limit and the requests in flight, scaled
-	// by target/queue.
+	// One tick over it is not an overload (a process not run for a while
+	// sees one long tick): neither a cut nor growth.
+	g.adjust(1000, 0, 500, 2048, queueTarget*3)
+	require.Equal(t, 2048, g.effective(2048))
+	g.adjust(1000, 0, 500, 2048, queueTarget/2)
+	g.adjust(1000, 0, 500, 2048, queueTarget*3)
+	require.Equal(t, 2048, g.effective(2048), "the ticks over target must follow each other")
+	// Two: the lower of the limit and the requests in flight, scaled by
+	// target/queue.
 	g.adjust(1000, 0, 200, 2048, queueTarget*1.25)
 	require.Equal(t, 160, g.effective(2048))
 	g.adjust(1000, 0, 300, 2048, queueTarget*1.6)
@@ -77,18 +86,12 @@ func TestGovernorQueue(t *testing.T) {
 	// sheds only still counts its requests' time.
 	g.adjust(0, 0, 100, 2048, queueTarget*2)
 	require.Equal(t, 18, g.effective(2048))
-
-	// Back under target with the limit shedding: grows by 1/4 while the
-	// queue is under half the target, by 1/8 up to the target.
-	g.shed.Add(1)
+	// Back under target: grows.
 	g.adjust(1000, 0, 18, 2048, queueTarget/4)
 	require.Equal(t, 22, g.effective(2048))
-	g.shed.Add(1)
-	g.adjust(1000, 0, 22, 2048, queueTarget*3/4)
-	require.Equal(t, 24, g.effective(2048))
-	// Not shedding: stays.
-	g.adjust(1000, 0, 3, 2048, 0)
-	require.Equal(t, 24, g.effective(2048))
+	// Over target once more: holds (neither cut nor growth).
+	g.adjust(1000, 0, 22, 2048, queueTarget*2)
+	require.Equal(t, 22, g.effective(2048))
 }
 
 // TestOwnTimeExcludesTheBidder: the queue counts bidguard's own time of
