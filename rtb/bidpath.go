@@ -335,7 +335,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.ev.SetDeadline(arrival, deadline)
 	c.ev.SetLatency(float64(latency) / float64(time.Millisecond))
 	c.stage = stageGate
-	out := c.ev.Run(st.snap, engine.RunOptions{Upstream: up.name})
+	out := c.ev.Run(st.snap, engine.RunOptions{Upstream: up.name, TimeGates: s.meters.timeGates()})
 	c.stage = stageHandler
 	if s.audit != nil && out.NumHits() > 0 {
 		c.stage = stageAudit
