@@ -71,6 +71,14 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedShutdown)
 		return
 	}
+	// The in-flight limit first: its sheds, the many of an overload, skip
+	// reading the body. A slot taken is given back by finish, whatever
+	// answers the request.
+	if !s.limiter.TryAcquire(s.gov.effective(st.limits.MaxInFlight)) {
+		s.shed(ctx, um, shedInflight)
+		return
+	}
+	c.slot = true
 	// A request that waited until its budget is gone is shed before its
 	// body is decoded (decoding is most of what a shed would cost): T is
 	// read from the raw body's top-level tmax, or taken as maxTmaxMs when
@@ -95,11 +103,6 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedInflight)
 		return
 	}
-	if !s.limiter.TryAcquire(s.gov.effective(st.limits.MaxInFlight)) {
-		s.shed(ctx, um, shedInflight)
-		return
-	}
-	c.slot = true
 	s.bid(ctx, &c, up, arrival, gz)
 }
 

@@ -1,9 +1,14 @@
 package rtb
 
 import (
+	"fmt"
+	"io"
+	"log/slog"
 	"testing"
 
 	"github.com/valyala/fasthttp"
+
+	"github.com/bidguard/bidguard/engine"
 )
 
 // BenchmarkShed is what an overload shed costs: the typical request with
@@ -21,5 +26,42 @@ func BenchmarkShed(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		post(req, resp)
+	}
+}
+
+// BenchmarkShedHandler is bidguard's own part of a shed, the handler alone
+// (no connection, no client): "budget" reads the body's tmax first,
+// "inflight" is refused by the in-flight limit before reading the body.
+func BenchmarkShedHandler(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		tmax int
+		full bool
+	}{{"budget", 20, false}, {"inflight", 1000, true}} {
+		b.Run(tc.name, func(b *testing.B) {
+			h := &engine.Holder{}
+			h.Store(compile(b, fmt.Sprintf(baseConfig, benchBidderURL), nil))
+			srv, err := New(h, Options{Version: "bench", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if tc.full {
+				srv.gov.limit.Store(1)
+				srv.limiter.TryAcquire(0)
+			}
+			var ctx fasthttp.RequestCtx
+			ctx.Request.Header.SetMethod(fasthttp.MethodPost)
+			ctx.Request.SetRequestURI("/bid")
+			ctx.Request.Header.SetContentType("application/json")
+			ctx.Request.SetBody(withTmax(b, tc.tmax))
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx.Response.Reset()
+				srv.handle(&ctx)
+				if ctx.Response.StatusCode() != fasthttp.StatusNoContent {
+					b.Fatalf("status %d", ctx.Response.StatusCode())
+				}
+			}
+		})
 	}
 }
