@@ -110,17 +110,24 @@ func (a *arena) commit(k int) []byte {
 }
 
 // reset zeroes what the last message used so that the next one starts from
-// zeroed memory, and drops chunks too large to keep.
+// zeroed memory, and drops chunks too large to keep. Pointer-free values are
+// cleared as bytes; the others through reflect, whose typed clear keeps the
+// garbage collector's view of the pointers right.
 func (a *arena) reset() {
 	for _, i := range a.dirty {
 		s := &a.slabs[i]
-		if uintptr(s.n)*slabPlans[i].size > maxKeptSlabBytes {
+		p := slabPlans[i]
+		switch {
+		case uintptr(s.n)*p.size > maxKeptSlabBytes:
 			*s = slab{}
 			continue
+		case p.pointerFree:
+			clear(unsafe.Slice((*byte)(s.base), uintptr(s.used)*p.size))
+		default:
+			s.hold.SetLen(s.used)
+			s.hold.Clear()
+			s.hold.SetLen(s.n)
 		}
-		s.hold.SetLen(s.used)
-		s.hold.Clear()
-		s.hold.SetLen(s.n)
 		s.used, s.listed = 0, false
 	}
 	a.dirty = a.dirty[:0]

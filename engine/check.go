@@ -72,7 +72,7 @@ func Check(snap *Snapshot, request, response []byte, opt CheckOptions) (*Report,
 	if opt.LatencyMs >= 0 {
 		e.SetLatency(float64(opt.LatencyMs))
 	}
-	out := e.Run(snap, RunOptions{All: opt.All})
+	out := e.Run(snap, RunOptions{All: opt.All, TimeGates: true})
 	r := &Report{
 		Passed:   out.Passed(),
 		Action:   out.Action.String(),

@@ -50,6 +50,9 @@ type plan struct {
 	// slab is the arena slab that stores values of this type when they are
 	// pointed to or are slice elements; -1 when none does.
 	slab int
+	// pointerFree: values of this type hold no pointer, so their memory
+	// may be cleared as bytes (arena.reset).
+	pointerFree bool
 	// growth is encoding/json's capacity sequence for slices of this type.
 	growth *growth
 }
@@ -97,7 +100,7 @@ func (pl *planner) plan(t reflect.Type) *plan {
 	}
 	pl.building[t] = true
 	defer delete(pl.building, t)
-	p := &plan{typ: t, size: t.Size(), slab: -1}
+	p := &plan{typ: t, size: t.Size(), slab: -1, pointerFree: pointerFree(t)}
 	switch {
 	case t == rawMessageType:
 		p.kind = kindRaw
@@ -128,6 +131,27 @@ func (pl *planner) plan(t reflect.Type) *plan {
 	}
 	pl.plans[t] = p
 	return p
+}
+
+// pointerFree reports whether values of t hold no pointer the garbage
+// collector must see.
+func pointerFree(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	case reflect.Array:
+		return t.Len() == 0 || pointerFree(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if !pointerFree(t.Field(i).Type) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // stored returns the plan of t and gives it a slab.

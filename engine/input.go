@@ -64,6 +64,9 @@ type Input struct {
 	// the run's first, from which the later ones read only the monotonic
 	// clock (time.Since: one clock_gettime instead of two).
 	clock, clockBase time.Time
+	// worked counts the units of judging done since the last reading
+	// (bids judged or scanned, response gates run): see work.
+	worked int
 
 	// rawResponseUTF8: RawResponse is known to be valid UTF-8 (the
 	// validating pass saw no invalid byte), so its readers need not check.
@@ -83,9 +86,9 @@ type Input struct {
 }
 
 // Now is the evaluation clock: the frozen instant in `check`; otherwise,
-// during a run, the instant the engine read when the running gate began
-// (the engine reads the clock once per gate, and every 64 bids inside one),
-// and outside a run the real clock.
+// during a run, the engine's last reading (when the run began and after
+// every clockEvery units of judging; per gate when gates are timed), and
+// outside a run the real clock.
 func (in *Input) Now() time.Time {
 	if in.frozen {
 		return in.frozenAt
@@ -105,12 +108,20 @@ func (in *Input) readClock() time.Time {
 	} else {
 		in.clock = in.clockBase.Add(clockSince(in.clockBase))
 	}
+	in.worked = 0
 	return in.clock
+}
+
+// work counts n units of judging; once clockEvery units were done since the
+// last reading it reads the clock and reports whether the deadline passed.
+func (in *Input) work(n int) (expired bool) {
+	in.worked += n
+	return in.worked >= clockEvery && !in.at(in.readClock()).Before(in.Deadline)
 }
 
 // resetClock starts or ends a run: Now reads the real clock until the
 // run's first reading.
-func (in *Input) resetClock() { in.clock, in.clockBase = time.Time{}, time.Time{} }
+func (in *Input) resetClock() { in.clock, in.clockBase, in.worked = time.Time{}, time.Time{}, 0 }
 
 // clockNow and clockSince read the real clock; tests count the reads
 // through them.

@@ -30,6 +30,8 @@ type Outcome struct {
 	DeadlineHit, DeadlineForwarded bool
 	// Kept counts bids forwarded to the exchange.
 	Kept int
+	// Timed: the run measured its gates' latencies (RunOptions.TimeGates).
+	Timed bool
 }
 
 // Passed is true exactly when nothing was rejected (would-be rejections

@@ -95,6 +95,7 @@ type Eval struct {
 	keys     []uint64
 	scope    Scope
 	all      bool
+	timed    bool // RunOptions.TimeGates
 	snap     *Snapshot
 	stop     string // reason later gates are skipped with
 
@@ -130,6 +131,12 @@ type RunOptions struct {
 	Upstream string
 	// All runs as if failFast were false and lists every hit (check --all).
 	All bool
+	// TimeGates measures each gate's latency (GateResult.LatencyNs) with a
+	// clock reading per gate. Without it LatencyNs stays 0 and the run
+	// reads the clock when it begins and then once per clockEvery units of
+	// judging, which is what the deadline checks need: the bid path times
+	// the sampled responses only (the gate histograms observe no more).
+	TimeGates bool
 }
 
 // SetDeadline sets the arrival instant and the deadline D.
@@ -142,10 +149,11 @@ func (e *Eval) SetLatency(ms float64) { e.In.LatencyMs, e.In.LatencyKnown = ms, 
 
 // Run judges the decoded pair under snap. The pass path allocates nothing.
 func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
-	e.snap, e.all = snap, opt.All
+	e.snap, e.all, e.timed = snap, opt.All, opt.TimeGates
 	e.In.Quarantine, e.In.Upstream = snap.Quarantine, opt.Upstream
 	e.stop = ""
 	e.Out.reset()
+	e.Out.Timed = opt.TimeGates
 	in := &e.In
 	in.Rates = snap.Rates
 	e.scope.newRequest(len(e.In.Bids))
@@ -279,8 +287,11 @@ func (e *Eval) runPolicy(sp *policySpan) {
 	p := sp.p
 	in := &e.In
 	def := e.snap.Default
-	// One clock read per gate run: the end of one gate is the start of the
-	// next, its latency's origin and the instant of its deadline check.
+	// Timed, one clock read per gate run: the end of one gate is the start
+	// of the next, its latency's origin and the instant of its deadline
+	// check. Untimed, the deadline checks use the last reading, taken at
+	// most clockEvery units of judging ago (a guard, which reads the
+	// deadline itself, gets a fresh one when any judging came before it).
 	start := in.readClock()
 	for _, g := range p.Gates {
 		r := e.result(p, g)
@@ -298,6 +309,9 @@ func (e *Eval) runPolicy(sp *policySpan) {
 			skipped(r, ReasonSkipFailFast)
 			continue
 		}
+		if g.Kind == Guard && !e.timed && in.worked > 0 {
+			in.readClock()
+		}
 		if g.Kind != Guard && !in.Now().Before(in.Deadline) {
 			e.timeout(g, r)
 			continue
@@ -312,9 +326,11 @@ func (e *Eval) runPolicy(sp *policySpan) {
 		case Scan:
 			e.runScan(sp, g, r)
 		}
-		end := in.readClock()
-		r.LatencyNs = int64(end.Sub(start))
-		start = end
+		if e.timed {
+			end := in.readClock()
+			r.LatencyNs = int64(end.Sub(start))
+			start = end
+		}
 	}
 }
 
@@ -347,6 +363,7 @@ func (e *Eval) runGuard(g *GateEntry, r *GateResult) {
 }
 
 func (e *Eval) runResponse(p *Policy, g *GateEntry, r *GateResult) {
+	e.In.worked++
 	v := g.resp.CheckResponse(&e.In)
 	switch {
 	case v.Skipped():
@@ -357,7 +374,8 @@ func (e *Eval) runResponse(p *Policy, g *GateEntry, r *GateResult) {
 	}
 }
 
-// clockEvery is how many bids a gate may judge between clock reads.
+// clockEvery is how many units of judging (a bid judged or scanned by a
+// gate, a response gate run) the engine may do between clock reads.
 const clockEvery = 64
 
 func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
@@ -368,7 +386,7 @@ func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 		return
 	}
 	ff := e.failFast(p)
-	judged, visited, dead := 0, 0, 0
+	judged, dead := 0, 0
 	firstSkip := ""
 	in.startGate(len(in.Bids))
 	defer in.startGate(0)
@@ -378,8 +396,7 @@ func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 			dead++
 			continue
 		}
-		visited++
-		if visited%clockEvery == 0 && !in.at(in.readClock()).Before(in.Deadline) {
+		if in.work(1) {
 			e.timeout(g, r)
 			return
 		}

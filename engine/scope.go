@@ -24,7 +24,6 @@ type Scope struct {
 	responseLevel bool
 	timedOut      bool
 	stopped       bool
-	ticks         int
 
 	skip    string
 	hitBid  []bool       // by bid: this gate reported it
@@ -94,15 +93,14 @@ func (s *Scope) ResponseLevel() bool { return s.responseLevel }
 // order (InScope says which the gate judges). The slice belongs to the Eval.
 func (s *Scope) Bids() []int32 { return s.bids }
 
-// Tick is called once per bid entered. Every 64 bids it reads the clock; it
+// Tick is called once per bid entered: a unit of judging (Input.work). It
 // returns false when the scan must stop (deadline passed, or the gate
 // rejected the response).
 func (s *Scope) Tick() bool {
 	if s.stopped {
 		return false
 	}
-	s.ticks++
-	if in := &s.e.In; s.ticks%clockEvery == 0 && !in.at(in.readClock()).Before(in.Deadline) {
+	if s.e.In.work(1) {
 		s.timedOut, s.stopped = true, true
 	}
 	return !s.stopped

@@ -20,6 +20,11 @@ import (
 // the answer has the wanted status). snap routes /bid to the bidder (nil:
 // baseConfig).
 func benchPath(b testing.TB, snap *engine.Snapshot, response []byte) (post func(req *fasthttp.Request, resp *fasthttp.Response), stop func()) {
+	return benchPathStatus(b, snap, response, fasthttp.StatusOK)
+}
+
+// benchPathStatus is benchPath expecting answers of status want.
+func benchPathStatus(b testing.TB, snap *engine.Snapshot, response []byte, want int) (post func(req *fasthttp.Request, resp *fasthttp.Response), stop func()) {
 	bidderLn := fasthttputil.NewInmemoryListener()
 	bidder := &fasthttp.Server{Handler: func(ctx *fasthttp.RequestCtx) {
 		ctx.SetContentType("application/json")
@@ -43,7 +48,7 @@ func benchPath(b testing.TB, snap *engine.Snapshot, response []byte) (post func(
 		if err := exchange.Do(req, resp); err != nil {
 			b.Fatal(err)
 		}
-		if resp.StatusCode() != 200 {
+		if resp.StatusCode() != want {
 			b.Fatalf("status %d", resp.StatusCode())
 		}
 	}

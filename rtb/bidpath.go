@@ -30,7 +30,7 @@ var strZero = []byte("0")
 // is recovered by finish.
 func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	arrival := connArrival(ctx.Conn(), ctx.ConnRequestNum())
-	var c call
+	c := call{arrival: arrival}
 	defer s.finish(ctx, &c)
 	snap := s.holder.Load()
 	if snap == nil {
@@ -75,6 +75,14 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedBreaker)
 		return
 	}
+	// The in-flight limit first: its sheds, the many of an overload, skip
+	// reading the body. A slot taken is given back by finish, whatever
+	// answers the request.
+	if !s.limiter.TryAcquire(s.gov.effective(st.limits.MaxInFlight)) {
+		s.shed(ctx, um, shedInflight)
+		return
+	}
+	c.slot = true
 	// A request that waited until its budget is gone is shed before its
 	// body is decoded (decoding is most of what a shed would cost): T is
 	// read from the raw body's top-level tmax, or taken as maxTmaxMs when
@@ -99,12 +107,6 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		s.shed(ctx, um, shedInflight)
 		return
 	}
-	if !s.limiter.TryAcquire(s.gov.effective(st.limits.MaxInFlight)) {
-		s.gov.shed.Add(1)
-		s.shed(ctx, um, shedInflight)
-		return
-	}
-	c.slot = true
 	s.bid(ctx, &c, up, arrival, gz)
 }
 
@@ -177,10 +179,12 @@ func (s *Server) finish(ctx *fasthttp.RequestCtx, c *call) {
 	} else {
 		c.release()
 	}
+	now := time.Now()
+	s.gov.spent(now.Sub(c.arrival) - c.waited)
 	if c.slot {
 		s.limiter.Release()
 		if !c.called.IsZero() {
-			s.gov.answered(time.Until(c.called))
+			s.gov.answered(c.called.Sub(now))
 		}
 	}
 	if s.draining.Load() || s.leaving.Load() {
@@ -196,6 +200,8 @@ type call struct {
 	slot    bool          // holds an in-flight slot
 	reserve time.Duration // kept after the bidder's answer: gateReserveMs and the scheduler's
 	called  time.Time     // D, once the bidder was called (the governor's slack)
+	arrival time.Time     // the request's arrival (connArrival)
+	waited  time.Duration // in the upstream call: not bidguard's own time
 	ev      *engine.Eval
 	oresp   *fasthttp.Response
 	inBuf   *pool.Buffer // decompressed request
@@ -277,6 +283,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	start := time.Now()
 	kind, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, now.Add(budget))
 	latency := time.Since(start)
+	c.waited = latency
 	c.stage = stageHandler
 	if err != nil && errors.Is(err, errBreakerOpen) {
 		s.shed(ctx, up.m, shedBreaker)
@@ -339,7 +346,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.ev.SetDeadline(arrival, deadline)
 	c.ev.SetLatency(float64(latency) / float64(time.Millisecond))
 	c.stage = stageGate
-	out := c.ev.Run(st.snap, engine.RunOptions{Upstream: up.name})
+	out := c.ev.Run(st.snap, engine.RunOptions{Upstream: up.name, TimeGates: s.meters.timeGates()})
 	c.stage = stageHandler
 	if s.audit != nil && out.NumHits() > 0 {
 		c.stage = stageAudit

@@ -52,12 +52,12 @@
 //     and more), the ones that queued that long are answered 204 at once
 //     (shed reason "inflight") until one arrives within that target, so a
 //     pipelined backlog drains by cheap sheds; the in-flight limit in force is
-//     limits.maxInFlight or the governor's lower one, which drops while more
-//     than 1% of admitted requests are answered less than 1 ms before their
-//     deadline and grows back while the limit sheds and answers leave in
-//     time (gauge bidguard_inflight_limit): a busy CPU alone sheds nothing;
-//     the
-//     bidder's budget keeps, beside gateReserveMs, twice the p99 run-queue
+//     limits.maxInFlight or the governor's lower one, which drops while the
+//     mean number of requests in bidguard's own phases (the bidder's time
+//     excluded) stays over queueTarget, or while more than 1% of admitted
+//     requests are answered less than 1 ms before their deadline, and grows
+//     back once neither holds (gauge bidguard_inflight_limit): a busy CPU
+//     with short queues sheds nothing; the bidder's budget keeps, beside gateReserveMs, twice the p99 run-queue
 //     latency of the last 20 ms (at most 100 ms) for the wait for a core
 //     after the bidder answers.
 //   - Routing is by exact match of the path fasthttp normalised (the query

@@ -342,22 +342,28 @@ func (sm *snapMeters) seatOf(snap *engine.Snapshot, ev *engine.Eval, i int) *sea
 	return sm.other
 }
 
-// gateSampleEvery is how often gate durations are observed: for the first
-// judged response and then one in gateSampleEvery. A histogram update is a
-// binary search over the bounds and two atomic adds on shared cache lines,
-// 60-75 ns from two cores (BenchmarkHistogramObserve; the library's
-// log-bucket histogram with its mutex took 115-215 ns), and a policy has
-// some twenty gates: observing every response would cost more than a
-// microsecond per request, sampled it costs a sixteenth of that. The
+// gateSampleEvery is how often gate durations are measured and observed:
+// for the first judged response and then one in gateSampleEvery; the others
+// run without a clock reading per gate (RunOptions.TimeGates). A histogram
+// update is a binary search over the bounds and two atomic adds on shared
+// cache lines, 60-75 ns from two cores (BenchmarkHistogramObserve; the
+// library's log-bucket histogram with its mutex took 115-215 ns), and a
+// policy has some twenty gates: observing every response would cost more
+// than a microsecond per request, sampled it costs a sixteenth of that. The
 // distribution is unbiased; bidguard_gate_duration_seconds_count counts the
 // sampled responses, not all of them.
 const gateSampleEvery = 16
 
+// timeGates reports whether the next judged response is one whose gate
+// durations are measured.
+func (m *meters) timeGates() bool { return (m.judged.Add(1)-1)%gateSampleEvery == 0 }
+
 // record counts one judged response: bids by seat and verdict, rejections by
-// seat, gate and nbr, per-bid skips, and (sampled) gate durations. It
-// allocates nothing once every series it touches exists.
+// seat, gate and nbr, per-bid skips, and gate durations when the run timed
+// them (sampled: timeGates). It allocates nothing once every series it
+// touches exists.
 func (m *meters) record(snap *engine.Snapshot, sm *snapMeters, ev *engine.Eval, out *engine.Outcome) {
-	if (m.judged.Add(1)-1)%gateSampleEvery == 0 {
+	if out.Timed {
 		for i := range out.Gates {
 			r := &out.Gates[i]
 			if r.Skipped && r.LatencyNs == 0 {

@@ -25,10 +25,9 @@ func TestGateDurationsSampled(t *testing.T) {
 	require.NoError(t, ev.DecodeResponse(readFile(t, "typical-response.json"), 1000))
 	now := time.Now()
 	ev.SetDeadline(now, now.Add(time.Hour))
-	out := ev.Run(snap, engine.RunOptions{})
 	const n = 2*gateSampleEvery + 1
 	for range n {
-		m.record(snap, sm, ev, out)
+		m.record(snap, sm, ev, ev.Run(snap, engine.RunOptions{TimeGates: m.timeGates()}))
 	}
 	var b bytes.Buffer
 	m.write(&b, false)

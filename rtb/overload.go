@@ -26,24 +26,52 @@ import (
 //     sheds instead of being served at the edge of its deadline, so the
 //     requests admitted keep most of their budget. A busy CPU with short
 //     queues sheds nothing.
-//   - An adaptive in-flight limit (the governor): when the CPU is saturated
-//     every request waits for a core, after its arrival and again after the
-//     bidder answers, and answers leave late although each was admitted in
-//     time. The governor lowers the in-flight limit below limits.maxInFlight
-//     while answers leave with too little time to spare, and raises it again
-//     while they do not and the limit is what sheds (shed reason
-//     "inflight").
+//   - An adaptive in-flight limit (the governor), driven by two signals
+//     read every governorTick:
+//     the queue: the mean number of requests inside bidguard's own phases
+//     (waiting for a core, read, decoded, judged, written; the time waiting
+//     for the bidder excluded), by Little's law the sum of the own time of
+//     the tick's answers divided by the tick. It rises with CPU queueing
+//     and not with a slow bidder. It sees an overload whose queue forms in
+//     the exchange's bounded connection pool, which the queue-time gate
+//     cannot: each request then looks fresh when it arrives, but every
+//     connection holds one at all times and they wait for a core inside
+//     bidguard. While the queue is over queueTarget (two ticks in a row: one
+//     long tick may be the process not being run) the limit drops in
+//     proportion (at most by half a tick), so requests beyond it are
+//     answered 204 at once (shed reason "inflight"): a shed costs a small
+//     fraction of a served request, the CPU queue empties, and the
+//     exchange's connections come back fast enough to drain its own queue.
+//     The second signal: answers leaving with too little time to spare
+//     when the CPU is saturated (every request waits for a core after its
+//     arrival and again after the bidder answers): while more than
+//     tightShare of a tick's answers do, the limit drops to 3/4. The limit
+//     grows again while neither signal fires.
 //
 // The governor is a gradient controller in the spirit of Envoy's adaptive
-// concurrency filter and Netflix's concurrency-limits, with one difference:
-// those compare the latency of whole requests with a measured minimum,
-// which here would be the bidder's latency, an external quantity that
-// changes on its own (a slower bidder would shrink the limit and shed
-// traffic bidguard could serve), and a busy CPU is not by itself a reason
-// to refuse an auction. What matters is the deadline, so the signal is the
-// share of admitted requests answered with less than tightSlack before
-// their deadline D (late ones included), counted on the bid path and read
-// every governorTick. The Go scheduler's run-queue latency
+// concurrency filter and Netflix's concurrency-limits (gradient: the limit
+// scaled by target over measured), with two differences. Those measure the
+// latency of whole requests against a measured minimum; here that would
+// include the bidder's latency, an external quantity that changes on its
+// own (a slower bidder would shrink the limit and shed traffic bidguard
+// could serve), so the signal is bidguard's own time only, and it is
+// compared not with its minimum but with a queue target: those controllers
+// keep queueing near zero, which would shed a closed-loop exchange that
+// merely keeps every connection busy (its queue is bounded by its
+// connections, its latency stays far inside tmax, and a shed there turns an
+// auction into a no-bid for nothing). queueTarget sits above the queue of
+// the 64 connections an exchange commonly keeps per bidder and below that
+// of a pool of 256 whose own queue grows. The queue is a count, not a
+// time, so the target holds on a fast or a slow machine alike: the time a
+// request waits in a queue of q is q times the cost of a request. What the
+// signal cannot tell apart: an exchange with a backlog in a pool of 64
+// connections looks like a closed-loop one of 64 (it is not shed), and a
+// client sending one request slowly counts as queued from its first byte
+// (as for the queue-time gate). The other candidates measured do not
+// separate the cases: the run-queue latency's p99 was alike at the
+// closed-loop saturation point of 64 connections and under a backlog of
+// 256, and requests arrive back to back on every connection in both.
+// The Go scheduler's run-queue latency
 // (runtime/metrics /sched/latencies:seconds) sizes the reserve kept for the
 // judging after the bidder answers (schedReserve).
 const (
@@ -58,6 +86,9 @@ const (
 	schedMinSamples = 64
 	// governorFloor is the lowest limit the governor sets.
 	governorFloor = 4
+	// queueTarget is the mean number of requests in bidguard's own phases
+	// the governor allows (see above).
+	queueTarget = 96
 )
 
 // queueInterval is how long queue times must stay over target before the
@@ -94,10 +125,11 @@ const maxSchedReserve = 100 * time.Millisecond
 // goroutine writes them.
 type governor struct {
 	limit   atomic.Int64 // 0: not constrained (limits.maxInFlight applies)
-	shed    atomic.Int64 // in-flight sheds since the last tick
 	answers atomic.Int64 // admitted requests answered since the last tick
 	tight   atomic.Int64 // of which with less than tightSlack to spare
 	tail    atomic.Int64 // p99 run-queue latency of the last tick, ns
+	own     atomic.Int64 // ns of own time of the requests answered since the last tick
+	over    bool         // the last tick's queue was over queueTarget (controller only)
 
 	sample []metrics.Sample
 	prev   []uint64
@@ -127,6 +159,10 @@ func (g *governor) answered(slack time.Duration) {
 	}
 }
 
+// spent records the own time of a request bidguard answered: from its
+// arrival to its answer, the wait for the bidder excluded.
+func (g *governor) spent(own time.Duration) { g.own.Add(int64(own)) }
+
 // effective is the in-flight limit to apply: the adaptive one when it is
 // below the configured one.
 func (g *governor) effective(configured int) int {
@@ -142,37 +178,60 @@ func (g *governor) run(stop <-chan struct{}, inflight func() int64, ceiling func
 	t := time.NewTicker(governorTick)
 	defer t.Stop()
 	g.read() // the first read sets the baseline
+	last := time.Now()
+	g.own.Store(0)
 	for {
 		select {
 		case <-stop:
 			return
 		case <-t.C:
+			// The tick's own time is measured, not assumed: a process not
+			// run for a while gets its ticks late and coalesced.
+			now := time.Now()
 			_, p99 := g.read()
 			g.tail.Store(int64(p99))
-			g.adjust(g.answers.Swap(0), g.tight.Swap(0), inflight(), int64(ceiling()))
+			q := float64(g.own.Swap(0)) / float64(max(now.Sub(last), time.Millisecond))
+			last = now
+			g.adjust(g.answers.Swap(0), g.tight.Swap(0), inflight(), int64(ceiling()), q)
 		}
 	}
 }
 
-// adjust is one step of the controller, given the tick's answers and how
-// many of them were tight: when more than tightShare were, the limit drops
-// to 3/4 of the lower of itself and the requests in flight; otherwise, and
-// only while the limit is what sheds, it grows by 1/8.
-func (g *governor) adjust(answers, tight, inflight, ceiling int64) {
-	shed := g.shed.Swap(0)
+// adjust is one step of the controller, given the tick's answers, how many
+// of them were tight and the tick's queue. When the queue was over
+// queueTarget this tick and the one before (one long tick, such as the
+// process not being run for a while, is not an overload), the limit drops
+// to the lower of itself and the requests in flight, scaled by
+// queueTarget/queue (at most by half); when more than tightShare of the
+// answers were tight, to 3/4 of that (the lower of the two when both
+// fire). Otherwise it grows by 1/4 while the queue is under half its
+// target, by 1/8 up to it, and is lifted once it reaches the ceiling.
+func (g *governor) adjust(answers, tight, inflight, ceiling int64, queue float64) {
 	cur := g.limit.Load()
 	if cur == 0 || (ceiling > 0 && cur > ceiling) {
 		cur = ceiling
 	}
+	factor := 1.0
+	if answers >= minAnswers && float64(tight) > tightShare*float64(answers) {
+		factor = 0.75
+	}
+	over := queue > queueTarget
+	if over && g.over {
+		factor = min(factor, max(queueTarget/queue, 0.5))
+	}
+	g.over = over
 	next := cur
 	switch {
-	case answers >= minAnswers && float64(tight) > tightShare*float64(answers):
+	case factor < 1:
 		base := max(inflight, governorFloor)
 		if cur > 0 {
 			base = min(cur, base)
 		}
-		next = max(base*3/4, governorFloor)
-	case shed > 0 && cur > 0:
+		next = max(int64(float64(base)*factor), governorFloor)
+	case over || cur <= 0:
+	case queue < queueTarget/2:
+		next = cur + max(cur/4, 1)
+	default:
 		next = cur + max(cur/8, 1)
 	}
 	if ceiling > 0 && next >= ceiling {

@@ -1,12 +1,19 @@
 package rtb
 
 import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
 	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
+
+	"github.com/bidguard/bidguard/engine"
 )
 
 func TestGovernorAdjust(t *testing.T) {
@@ -15,39 +22,117 @@ func TestGovernorAdjust(t *testing.T) {
 
 	// A busy CPU whose answers leave in time is no reason to shed: 1% of
 	// the answers tight is not overload, nor is a tick with few answers.
-	g.adjust(1000, 10, 100, 2048)
+	g.adjust(1000, 10, 100, 2048, 0)
 	require.Equal(t, 2048, g.effective(2048))
-	g.adjust(minAnswers-1, minAnswers-1, 100, 2048)
+	g.adjust(minAnswers-1, minAnswers-1, 100, 2048, 0)
 	require.Equal(t, 2048, g.effective(2048))
 
 	// Overload (answers leaving with under tightSlack to spare): 3/4 of the
 	// requests in flight.
-	g.adjust(1000, 11, 100, 2048)
+	g.adjust(1000, 11, 100, 2048, 0)
 	require.Equal(t, 75, g.effective(2048))
 	// Still overloaded with fewer in flight: follows them down, not below the floor.
-	g.adjust(1000, 500, 40, 2048)
+	g.adjust(1000, 500, 40, 2048, 0)
 	require.Equal(t, 30, g.effective(2048))
 	for range 20 {
-		g.adjust(100, 100, 0, 2048)
+		g.adjust(100, 100, 0, 2048, 0)
 	}
 	require.Equal(t, governorFloor, g.effective(2048))
 
-	// Calm and the limit sheds: it grows by 1/8 (at least 1) per tick.
-	g.shed.Add(3)
-	g.adjust(100, 0, 4, 2048)
+	// Calm: it grows by 1/4 (at least 1) per tick while the queue is under
+	// half its target, by 1/8 up to it.
+	g.adjust(100, 0, 4, 2048, 0)
 	require.Equal(t, governorFloor+1, g.effective(2048))
-	// Calm and the limit does not shed: it stays.
-	g.adjust(100, 0, 1, 2048)
-	require.Equal(t, governorFloor+1, g.effective(2048))
+	g.limit.Store(80)
+	g.adjust(100, 0, 4, 2048, queueTarget/4)
+	require.Equal(t, 100, g.effective(2048))
+	g.adjust(100, 0, 4, 2048, queueTarget*3/4)
+	require.Equal(t, 112, g.effective(2048))
 	// Growing past the ceiling lifts the constraint; a lower configured
 	// limit always wins.
 	g.limit.Store(1900)
-	g.shed.Add(1)
-	g.adjust(100, 0, 1900, 2048)
+	g.adjust(100, 0, 1900, 2048, 0)
 	require.Equal(t, 2048, g.effective(2048))
 	require.EqualValues(t, 0, g.limit.Load())
 	g.limit.Store(500)
 	require.Equal(t, 100, g.effective(100))
+}
+
+func TestGovernorQueue(t *testing.T) {
+	g := newGovernor()
+	// A queue up to the target sheds nothing, however busy.
+	g.adjust(1000, 0, 500, 2048, queueTarget)
+	g.adjust(1000, 0, 500, 2048, queueTarget)
+	require.Equal(t, 2048, g.effective(2048))
+	// One tick over it is not an overload (a process not run for a while
+	// sees one long tick): neither a cut nor growth.
+	g.adjust(1000, 0, 500, 2048, queueTarget*3)
+	require.Equal(t, 2048, g.effective(2048))
+	g.adjust(1000, 0, 500, 2048, queueTarget/2)
+	g.adjust(1000, 0, 500, 2048, queueTarget*3)
+	require.Equal(t, 2048, g.effective(2048), "the ticks over target must follow each other")
+	// Two: the lower of the limit and the requests in flight, scaled by
+	// target/queue.
+	g.adjust(1000, 0, 200, 2048, queueTarget*1.25)
+	require.Equal(t, 160, g.effective(2048))
+	g.adjust(1000, 0, 300, 2048, queueTarget*1.6)
+	require.Equal(t, 100, g.effective(2048), "the limit, not the requests in flight, when lower")
+	// At most by half a tick.
+	g.adjust(1000, 0, 100, 2048, queueTarget*10)
+	require.Equal(t, 50, g.effective(2048))
+	// Tight answers and a queue just over target: the stronger cut wins.
+	g.adjust(1000, 100, 100, 2048, queueTarget*1.1)
+	require.Equal(t, 37, g.effective(2048))
+	// Few answers in the tick do not stop the queue signal: a tick of
+	// sheds only still counts its requests' time.
+	g.adjust(0, 0, 100, 2048, queueTarget*2)
+	require.Equal(t, 18, g.effective(2048))
+	// Back under target: grows.
+	g.adjust(1000, 0, 18, 2048, queueTarget/4)
+	require.Equal(t, 22, g.effective(2048))
+	// Over target once more: holds (neither cut nor growth).
+	g.adjust(1000, 0, 22, 2048, queueTarget*2)
+	require.Equal(t, 22, g.effective(2048))
+}
+
+// TestOwnTimeExcludesTheBidder: the queue counts bidguard's own time of
+// every answered request, not the time the bidder takes.
+func TestOwnTimeExcludesTheBidder(t *testing.T) {
+	const bidderTime = 100 * time.Millisecond
+	h := &engine.Holder{}
+	b := newBidder(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(bidderTime)
+		w.WriteHeader(http.StatusNoContent)
+	})
+	h.Store(compile(t, fmt.Sprintf(baseConfig, b.URL+"/bid"), nil))
+	srv, err := New(h, Options{Version: "test", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	require.NoError(t, err)
+	// The handler alone (no Serve): the governor's goroutine does not run,
+	// so its counters hold what the requests recorded.
+	for range 3 {
+		var ctx fasthttp.RequestCtx
+		ctx.Request.Header.SetMethod(fasthttp.MethodPost)
+		ctx.Request.SetRequestURI("/bid")
+		ctx.Request.Header.SetContentType("application/json")
+		ctx.Request.SetBody(withTmax(t, 1000))
+		start := time.Now()
+		srv.Handler()(&ctx)
+		took := time.Since(start)
+		require.Equal(t, fasthttp.StatusNoContent, ctx.Response.StatusCode())
+		require.GreaterOrEqual(t, took, bidderTime)
+		own := time.Duration(srv.gov.own.Swap(0))
+		require.Positive(t, own)
+		require.Less(t, own, took-bidderTime+time.Millisecond, "the bidder's time is not bidguard's")
+	}
+	require.EqualValues(t, 3, srv.gov.answers.Load())
+	// A shed counts its whole time.
+	var ctx fasthttp.RequestCtx
+	ctx.Request.Header.SetMethod(fasthttp.MethodPost)
+	ctx.Request.SetRequestURI("/bid")
+	ctx.Request.SetBody(withTmax(t, 10))
+	srv.Handler()(&ctx)
+	require.Equal(t, fasthttp.StatusNoContent, ctx.Response.StatusCode())
+	require.Positive(t, srv.gov.own.Load())
 }
 
 func TestGovernorCountsTightAnswers(t *testing.T) {

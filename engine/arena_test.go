@@ -1,0 +1,46 @@
+package engine
+
+import (
+	"reflect"
+	"testing"
+	"unsafe"
+
+	"github.com/prebid/openrtb/v20/openrtb2"
+	"github.com/stretchr/testify/require"
+)
+
+func TestPointerFree(t *testing.T) {
+	require.True(t, pointerFree(reflect.TypeFor[int64]()))
+	require.True(t, pointerFree(reflect.TypeFor[struct {
+		A int8
+		B [3]float64
+	}]()))
+	require.False(t, pointerFree(reflect.TypeFor[string]()))
+	require.False(t, pointerFree(reflect.TypeFor[[]int]()))
+	require.False(t, pointerFree(reflect.TypeFor[*int]()))
+	require.False(t, pointerFree(reflect.TypeFor[struct {
+		A int
+		B [2]*int
+	}]()))
+	require.False(t, pointerFree(reflect.TypeFor[openrtb2.Format]()), "Format holds an ext")
+}
+
+// TestArenaResetZeroes: values handed out after a reset are zero, whether
+// their slab is cleared as bytes (pointer-free) or through reflect.
+func TestArenaResetZeroes(t *testing.T) {
+	ints := planFor(reflect.TypeFor[[]int64]()).elem
+	strs := planFor(reflect.TypeFor[[]string]()).elem
+	require.True(t, ints.pointerFree)
+	require.False(t, strs.pointerFree)
+	var a arena
+	for round := range 3 {
+		is := unsafe.Slice((*int64)(a.alloc(ints, 5)), 5)
+		ss := unsafe.Slice((*string)(a.alloc(strs, 5)), 5)
+		for i := range 5 {
+			require.Zero(t, is[i], "round %d", round)
+			require.Zero(t, ss[i], "round %d", round)
+			is[i], ss[i] = int64(i+1), "x"
+		}
+		a.reset()
+	}
+}
