@@ -1,9 +1,11 @@
 package config
 
+import "slices"
+
 // restartKeys are the keys a reload cannot apply, with how to tell a
-// change: the listeners are bound and the audit chain is open at start. A
-// new key of these blocks that needs a restart gets a row here (the test
-// checks every audit key has one).
+// change: the listeners are bound, the audit chain and the capture file are
+// open at start. A new key of these blocks that needs a restart gets a row
+// here (the test checks every audit key has one).
 var restartKeys = []struct {
 	path    string
 	changed func(old, cur *Config) bool
@@ -15,6 +17,10 @@ var restartKeys = []struct {
 	{"audit.fsyncEvery", func(o, c *Config) bool { return o.Audit.FsyncEvery != c.Audit.FsyncEvery }},
 	{"audit.segmentBytes", func(o, c *Config) bool { return o.Audit.SegmentBytes != c.Audit.SegmentBytes }},
 	{"audit.queue", func(o, c *Config) bool { return o.Audit.Queue != c.Audit.Queue }},
+	{"capture.path", func(o, c *Config) bool { return o.Capture.Path != c.Capture.Path }},
+	{"capture.maxBytes", func(o, c *Config) bool { return o.Capture.MaxBytes != c.Capture.MaxBytes }},
+	{"capture.maxFiles", func(o, c *Config) bool { return o.Capture.MaxFiles != c.Capture.MaxFiles }},
+	{"capture.redact", func(o, c *Config) bool { return !slices.Equal(o.Capture.Redact, c.Capture.Redact) }},
 }
 
 // RestartKeys lists the keys whose value differs between old and c and

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+
+	"github.com/bidguard/bidguard/capture"
 	"regexp"
 	"sort"
 	"strings"
@@ -19,6 +21,7 @@ func (c *Config) validate(name string) []error {
 	c.validateReload(v)
 	c.validateLog(v)
 	c.validateAudit(v)
+	c.validateCapture(v)
 	c.validateQuarantine(v, upstreams)
 	c.validatePolicy(v)
 	c.validateSeats(v, upstreams)
@@ -159,6 +162,24 @@ func (c *Config) validateAudit(v *problems) {
 	}
 	if c.Audit.SegmentBytes < 4096 {
 		v.bad("audit.segmentBytes: must be at least 4096")
+	}
+}
+
+func (c *Config) validateCapture(v *problems) {
+	cp := c.Capture
+	if err := capture.ValidateSample(cp.Sample); err != nil {
+		v.bad("capture.sample: %v", err)
+	}
+	if cp.MaxBytes < capture.MinMaxBytes {
+		v.bad("capture.maxBytes: must be at least %d", capture.MinMaxBytes)
+	}
+	if cp.MaxFiles <= 0 {
+		v.bad("capture.maxFiles: must be > 0")
+	}
+	for i, p := range cp.Redact {
+		if err := capture.ValidatePath(p); err != nil {
+			v.bad("capture.redact[%d]: %v", i, err)
+		}
 	}
 }
 
