@@ -2,6 +2,7 @@
 //
 //	bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo]
 //	bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all] [--audit FILE]
+//	bidguard replay --config FILE [--baseline FILE] [--json] [--html FILE] FILE|DIR...
 //	bidguard config validate [--config FILE]
 //	bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...
 //	bidguard version [--config FILE]
@@ -21,6 +22,7 @@ var version = "dev"
 const usage = `usage:
   bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo]
   bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all] [--audit FILE]
+  bidguard replay --config FILE [--baseline FILE] [--json] [--html FILE] FILE|DIR...
   bidguard config validate [--config FILE]
   bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...
   bidguard version [--config FILE]
@@ -41,6 +43,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runServe(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
+	case "replay":
+		return runReplay(args[1:], stdout, stderr)
 	case "config":
 		if len(args) > 1 && args[1] == "validate" {
 			return runValidate(args[2:], stdout, stderr)
