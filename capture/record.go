@@ -36,12 +36,11 @@ var ErrMalformed = errors.New("malformed record")
 
 // ParseRecord reads a record line (its line break may be left on). The
 // line must be a JSON object with a request and a response object; time,
-// upstream, latencyMs and verdict are read when present.
+// upstream, latencyMs and verdict are read when present. The members are
+// found by their structure only: the documents are checked when the engine
+// decodes them (one validating pass each), the other members when read.
 func ParseRecord(line []byte) (Record, error) {
 	var r Record
-	if _, err := jsonraw.Validate(line); err != nil {
-		return r, fmt.Errorf("%w: %v", ErrMalformed, err)
-	}
 	m, ok := jsonraw.Object(line)
 	if !ok {
 		return r, fmt.Errorf("%w: not a JSON object", ErrMalformed)
@@ -57,6 +56,9 @@ func ParseRecord(line []byte) (Record, error) {
 		case jsonraw.KeyIs(k, "response"):
 			r.Response = v
 		case jsonraw.KeyIs(k, "verdict"):
+			if !json.Valid(v) {
+				return r, fmt.Errorf("%w: verdict is not JSON", ErrMalformed)
+			}
 			r.Verdict = v
 		case jsonraw.KeyIs(k, "latencyMs"):
 			f, ok := jsonraw.Float(v)
@@ -65,12 +67,14 @@ func ParseRecord(line []byte) (Record, error) {
 			}
 			r.LatencyMs, r.HasLatency = f, true
 		case jsonraw.KeyIs(k, "upstream"):
-			if json.Unmarshal(v, &r.Upstream) != nil {
+			s, ok := plainString(v)
+			if !ok && json.Unmarshal(v, &s) != nil {
 				return r, fmt.Errorf("%w: upstream is not a string", ErrMalformed)
 			}
+			r.Upstream = s
 		case jsonraw.KeyIs(k, "time"):
-			var s string
-			if json.Unmarshal(v, &s) != nil {
+			s, ok := plainString(v)
+			if !ok && json.Unmarshal(v, &s) != nil {
 				return r, fmt.Errorf("%w: time is not a string", ErrMalformed)
 			}
 			t, err := time.Parse(time.RFC3339Nano, s)
@@ -78,6 +82,15 @@ func ParseRecord(line []byte) (Record, error) {
 				return r, fmt.Errorf("%w: time: %v", ErrMalformed, err)
 			}
 			r.Time = t
+		}
+	}
+	if !m.Complete() {
+		return r, fmt.Errorf("%w: not a whole JSON object", ErrMalformed)
+	}
+	// After the last member: space, the closing brace, space.
+	if _, end := m.Span(); end > 0 {
+		if i := jsonraw.SkipSpace(line, end); i >= len(line) || line[i] != '}' || jsonraw.SkipSpace(line, i+1) != len(line) {
+			return r, fmt.Errorf("%w: text after the object", ErrMalformed)
 		}
 	}
 	for _, doc := range []struct {
@@ -89,6 +102,14 @@ func ParseRecord(line []byte) (Record, error) {
 		}
 	}
 	return r, nil
+}
+
+// plainString is the JSON string v when it needs no unescaping.
+func plainString(v []byte) (string, bool) {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' || jsonraw.NeedsUnescape(v[1:len(v)-1]) {
+		return "", false
+	}
+	return string(v[1 : len(v)-1]), true
 }
 
 // Summary decodes the record's verdict summary; ok is false when the

@@ -14,6 +14,7 @@ import (
 	"github.com/bidguard/bidguard/capture"
 	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/pool"
 )
 
 // replayExamples is how many newly rejected and newly passed bids, and
@@ -112,6 +113,9 @@ func (r *replayer) run(paths []string) *replayReport {
 			k := 0
 			for it := range items {
 				w.do(it)
+				if it.buf != nil {
+					pool.ReleaseBuffer(it.buf)
+				}
 				if k++; k == 1000 {
 					progress <- k
 					k = 0

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,20 +12,31 @@ import (
 	"strings"
 
 	"github.com/bidguard/bidguard/capture"
+	"github.com/bidguard/bidguard/pool"
 )
 
 // replayItem is one input of replay: a capture record's line, or a pair
 // read from a directory. It owns its bytes.
 type replayItem struct {
-	seq   int
-	where string // file:line, or the pair's path
-	line  []byte // a capture record; nil for a pair
+	seq    int
+	path   string       // the file, or the pair's path
+	lineNo int          // the line of a capture file (0: none)
+	line   []byte       // a capture record; nil for a pair
+	buf    *pool.Buffer // holds line: released once the item is judged
 	// A pair from a directory (line == nil): the documents, the latency
 	// the latency gate sees (hasLatency) and where the clock stands.
 	req, resp            []byte
 	latencyMs, elapsedMs float64
 	hasLatency, hasClock bool
 	problem              error // the pair could not be read: counted as malformed
+}
+
+// where is path, with the line of a capture file.
+func (it *replayItem) where() string {
+	if it.lineNo == 0 {
+		return it.path
+	}
+	return fmt.Sprintf("%s:%d", it.path, it.lineNo)
 }
 
 // checkInputs reports the first input that does not exist or cannot be
@@ -72,7 +82,7 @@ func readInputs(paths []string, out chan<- *replayItem) {
 func readCaptureFile(path string, send func(*replayItem)) {
 	r, c, err := capture.OpenFile(path)
 	if err != nil {
-		send(&replayItem{where: path, problem: err})
+		send(&replayItem{path: path, problem: err})
 		return
 	}
 	defer c.Close()
@@ -82,13 +92,15 @@ func readCaptureFile(path string, send func(*replayItem)) {
 		case errors.Is(err, io.EOF):
 			return
 		case errors.Is(err, capture.ErrMalformed):
-			send(&replayItem{where: fmt.Sprintf("%s:%d", path, n), problem: err})
+			send(&replayItem{path: path, lineNo: n, problem: err})
 			continue
 		case err != nil:
-			send(&replayItem{where: fmt.Sprintf("%s:%d", path, n+1), problem: fmt.Errorf("file ends early: %w", err)})
+			send(&replayItem{path: path, lineNo: n + 1, problem: fmt.Errorf("file ends early: %w", err)})
 			return
 		}
-		send(&replayItem{where: fmt.Sprintf("%s:%d", path, n), line: bytes.Clone(line)})
+		b := pool.AcquireBuffer()
+		b.B = append(b.B[:0], line...)
+		send(&replayItem{path: path, lineNo: n, line: b.B, buf: b})
 	}
 }
 
@@ -101,7 +113,7 @@ func readPairDir(dir string, send func(*replayItem)) {
 	var files []string
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			send(&replayItem{where: p, problem: err})
+			send(&replayItem{path: p, problem: err})
 			return nil
 		}
 		if !d.IsDir() && strings.HasSuffix(p, ".json") {
@@ -120,13 +132,13 @@ func readPairDir(dir string, send func(*replayItem)) {
 		case base == "req.json":
 			resp := filepath.Join(filepath.Dir(f), "resp.json")
 			if !have[resp] {
-				send(&replayItem{where: f, problem: errors.New("no resp.json beside it")})
+				send(&replayItem{path: f, problem: errors.New("no resp.json beside it")})
 				continue
 			}
 			send(readPair(filepath.Dir(f), f, resp))
 		case base == "resp.json":
 			if !have[filepath.Join(filepath.Dir(f), "req.json")] {
-				send(&replayItem{where: f, problem: errors.New("no req.json beside it")})
+				send(&replayItem{path: f, problem: errors.New("no req.json beside it")})
 			}
 		case strings.HasSuffix(base, "-request.json"):
 			resp := strings.TrimSuffix(f, "-request.json") + "-response.json"
@@ -146,7 +158,7 @@ func readPairDir(dir string, send func(*replayItem)) {
 }
 
 func readPair(where, reqPath, respPath string) *replayItem {
-	it := &replayItem{where: where}
+	it := &replayItem{path: where}
 	if it.req, it.problem = os.ReadFile(reqPath); it.problem != nil {
 		return it
 	}
@@ -157,7 +169,7 @@ func readPair(where, reqPath, respPath string) *replayItem {
 // readCase reads a golden case file: request, response, latency_ms,
 // elapsed_ms.
 func readCase(path string) *replayItem {
-	it := &replayItem{where: path}
+	it := &replayItem{path: path}
 	data, err := os.ReadFile(path)
 	if err != nil {
 		it.problem = err

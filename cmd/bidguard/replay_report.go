@@ -143,7 +143,7 @@ func (r *replayReport) compare(it *replayItem, reqID string, base, cand []bidVer
 		}
 		*n++
 		if len(*list) < keep {
-			*list = append(*list, bidExample{seq: it.seq, bid: i, Where: it.where, RequestID: reqID,
+			*list = append(*list, bidExample{seq: it.seq, bid: i, Where: it.where(), RequestID: reqID,
 				BidID: strings.Clone(c.id), Seat: strings.Clone(c.seat), Gate: failing.gate, Reason: strings.Clone(failing.reason)})
 		}
 	}
@@ -151,7 +151,7 @@ func (r *replayReport) compare(it *replayItem, reqID string, base, cand []bidVer
 
 func (r *replayReport) malformedAt(it *replayItem, err error) {
 	r.Malformed++
-	r.MalformedExamples = append(r.MalformedExamples, inputReport{seq: it.seq, Where: it.where, Problem: oneLine(err)})
+	r.MalformedExamples = append(r.MalformedExamples, inputReport{seq: it.seq, Where: it.where(), Problem: oneLine(err)})
 	if len(r.MalformedExamples) > 64 {
 		r.MalformedExamples = r.MalformedExamples[:64]
 	}
