@@ -356,7 +356,7 @@ Baseline: {{if eq .R.BaselineKind "config"}}{{.R.Baseline.Config}} ({{.R.Baselin
 {{range .Bars}}<text x="0" y="{{.TextY}}" font-size="12">{{.Gate}}</text>
 <rect class="base" x="200" y="{{.Y}}" width="{{.BaseW}}" height="13"><title>baseline {{.Baseline}}</title></rect>
 <rect class="cand" x="200" y="{{add .Y 14}}" width="{{.CandW}}" height="13"><title>candidate {{.Candidate}}</title></rect>
-<text x="{{add 206 (add .CandW 0)}}" y="{{add .Y 25}}" font-size="11">{{.Baseline}} → {{.Candidate}}</text>
+<text x="{{add .CandW 206}}" y="{{add .Y 25}}" font-size="11">{{.Baseline}} → {{.Candidate}}</text>
 {{end}}</svg>
 <p><svg width="12" height="12"><rect class="base" width="12" height="12"/></svg> baseline
 <svg width="12" height="12"><rect class="cand" width="12" height="12"/></svg> candidate</p>
