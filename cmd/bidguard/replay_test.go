@@ -220,6 +220,8 @@ func TestReplayBadInput(t *testing.T) {
 	f("nope", "--config", cfg, "--baseline", filepath.Join(dir, "bad.yaml"), filepath.Join(dir, "junk.jsonl"))
 	f("no pair could be read (1 malformed)", "--config", cfg, filepath.Join(dir, "junk.jsonl"))
 	f("flag provided but not defined", "--bogus")
+	f("replay: flags:\n", "-h")
+	f("  -baseline string", "-h")
 }
 
 // A directory of pairs is the batch form of check: the same verdicts.
