@@ -167,9 +167,8 @@ func TestUnwritableIsCountedNotFatal(t *testing.T) {
 		w := New(Options{Path: path, Meters: m.Meters(), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 		for i := range 20 {
 			submit(w, fmt.Sprint(i))
-			for m.failed.get()+m.written.get() < i+1 { // one at a time: each is its own attempt
-				time.Sleep(time.Millisecond)
-			}
+			// One at a time: each is its own attempt.
+			require.Eventually(t, func() bool { return m.failed.get()+m.written.get() == i+1 }, 10*time.Second, time.Millisecond)
 		}
 		_ = w.Close()
 		return m, logs.String()
@@ -197,9 +196,7 @@ func TestUnwritableIsCountedNotFatal(t *testing.T) {
 	path := filepath.Join(dir, "later", "c.jsonl")
 	w := New(Options{Path: path, Meters: m2.Meters(), Logger: slog.New(slog.NewTextHandler(&logs2, nil))})
 	submit(w, "a")
-	for m2.failed.get() == 0 {
-		time.Sleep(time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return m2.failed.get() == 1 }, 10*time.Second, time.Millisecond)
 	require.NoError(t, os.Mkdir(filepath.Dir(path), 0o700))
 	submit(w, "b")
 	require.NoError(t, w.Close())
