@@ -148,7 +148,7 @@ func (r *replayer) showProgress(in <-chan int, done *sync.WaitGroup) {
 		case k, ok := <-in:
 			if !ok {
 				if shown {
-					fmt.Fprintf(r.progress, "\rreplay: %d inputs in %.1fs\n", total, time.Since(start).Seconds())
+					fmt.Fprintf(r.progress, "\r%-60s\n", fmt.Sprintf("replay: %d inputs in %.1fs", total, time.Since(start).Seconds()))
 				}
 				return
 			}
@@ -156,7 +156,7 @@ func (r *replayer) showProgress(in <-chan int, done *sync.WaitGroup) {
 		case <-tick.C:
 			if r.progress != nil {
 				el := time.Since(start).Seconds()
-				fmt.Fprintf(r.progress, "\rreplay: %d inputs, %.0f/s", total, float64(total)/el)
+				fmt.Fprintf(r.progress, "\r%-60s", fmt.Sprintf("replay: %d inputs, %.0f/s", total, float64(total)/el))
 				shown = true
 			}
 		}

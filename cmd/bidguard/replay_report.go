@@ -52,6 +52,7 @@ type tally struct {
 	ResponsesRejected int            `json:"responsesRejected"`
 	ByGate            map[string]int `json:"byGate"`
 	BySeat            map[string]int `json:"bySeat"`
+	names             map[string]string
 }
 
 // bidExample is one bid whose verdict changed; Gate and Reason are the
@@ -81,10 +82,12 @@ func newReplayReport(baseConfig bool) *replayReport {
 	return r
 }
 
-func newTally() tally { return tally{ByGate: map[string]int{}, BySeat: map[string]int{}} }
+func newTally() tally {
+	return tally{ByGate: map[string]int{}, BySeat: map[string]int{}, names: map[string]string{}}
+}
 
 // add counts one pair's verdicts; seat and gate names are copied, the
-// verdicts may point into an Eval.
+// verdicts may point into an Eval or the input's buffer.
 func (t *tally) add(vs []bidVerdict, responseFailed bool) {
 	t.Pairs++
 	t.BidsJudged += len(vs)
@@ -96,8 +99,8 @@ func (t *tally) add(vs []bidVerdict, responseFailed bool) {
 			continue
 		}
 		t.BidsRejected++
-		inc(t.ByGate, vs[i].gate, 1)
-		inc(t.BySeat, seatName(vs[i].seat), 1)
+		t.ByGate[t.name(vs[i].gate)]++
+		t.BySeat[t.name(seatName(vs[i].seat))]++
 	}
 }
 
@@ -108,12 +111,16 @@ func seatName(s string) string {
 	return s
 }
 
-// inc adds n to m[k], copying k when it is new.
-func inc(m map[string]int, k string, n int) {
-	if _, ok := m[k]; !ok {
-		k = strings.Clone(k)
+// name is k as a map key: a copy made once. Never index a map for
+// assignment with k itself: assigning to an existing key replaces the stored
+// key with the new string, which may point into memory reused later.
+func (t *tally) name(k string) string {
+	s, ok := t.names[k]
+	if !ok {
+		s = strings.Clone(k)
+		t.names[s] = s
 	}
-	m[k] += n
+	return s
 }
 
 func (t *tally) merge(o tally) {

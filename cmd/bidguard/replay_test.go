@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -255,4 +256,18 @@ func TestReplayPairDirectory(t *testing.T) {
 	require.Equal(t, rejected+1, r.Candidate.BidsRejected, "the case file holds the first pair")
 	require.Equal(t, rejected+1, r.Candidate.ByGate["rtb.impid-match"]+r.Candidate.ByGate["rtb.required-fields"]+
 		r.Candidate.ByGate["rtb.adomain-verify"]+r.Candidate.ByGate["rtb.bid-sanity"])
+}
+
+// Names counted come from memory reused for the next input: the tally keeps
+// copies, also for names it has seen before.
+func TestTallyCopiesNames(t *testing.T) {
+	buf := []byte("seat-1gate-1")
+	seat, gate := unsafe.String(&buf[0], 6), unsafe.String(&buf[6], 6)
+	tl := newTally()
+	for range 2 {
+		tl.add([]bidVerdict{{failed: true, seat: seat, gate: gate}}, false)
+	}
+	copy(buf, "XXXXXXXXXXXX")
+	require.Equal(t, map[string]int{"seat-1": 2}, tl.BySeat)
+	require.Equal(t, map[string]int{"gate-1": 2}, tl.ByGate)
 }
