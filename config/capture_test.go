@@ -41,6 +41,8 @@ func TestCaptureBlock(t *testing.T) {
 	}
 	_, err = config.Parse("x.yaml", []byte("capture: {sample: -0.1}\n"))
 	require.ErrorContains(t, err, "capture.sample")
+	_, err = config.Parse("x.yaml", []byte("capture: {sample: 0.1}\n"))
+	require.ErrorContains(t, err, "x.yaml: capture.sample: set without capture.path")
 	_, err = config.Parse("x.yaml", []byte("capture: {queue: 5}\n"))
 	require.Error(t, err, "no key for a feature not built")
 

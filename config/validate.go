@@ -169,6 +169,8 @@ func (c *Config) validateCapture(v *problems) {
 	cp := c.Capture
 	if err := capture.ValidateSample(cp.Sample); err != nil {
 		v.bad("capture.sample: %v", err)
+	} else if cp.Sample > 0 && cp.Path == "" {
+		v.bad("capture.sample: set without capture.path, where the auctions would go")
 	}
 	if cp.MaxBytes < capture.MinMaxBytes {
 		v.bad("capture.maxBytes: must be at least %d", capture.MinMaxBytes)
