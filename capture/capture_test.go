@@ -40,7 +40,7 @@ func submit(w *Writer, id string) bool {
 	e.LatencyMs = 12.5
 	e.Request = append(e.Request[:0], strings.Replace(testRequest, "req-1", id, 1)...)
 	e.Response = append(e.Response[:0], testResponse...)
-	e.SetOutcome("filter", 0, Judged{Status: "passed"})
+	e.SetOutcome("c0ffee", "filter", 0, Judged{Status: "passed"})
 	e.AddBid(Judged{ID: "b1", Seat: "s1", Status: "rejected", Gate: "bidSanity", Reason: `price "1.5" over floor`})
 	return w.Submit(e)
 }
@@ -87,7 +87,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	require.Equal(t, testResponse, string(r.Response), "the bytes as received")
 	s, ok := r.Summary()
 	require.True(t, ok)
-	require.Equal(t, Summary{Action: "filter", Response: Judged{Status: "passed"},
+	require.Equal(t, Summary{Config: "c0ffee", Action: "filter", Response: Judged{Status: "passed"},
 		Bids: []Judged{{ID: "b1", Seat: "s1", Status: "rejected", Gate: "bidSanity", Reason: `price "1.5" over floor`}}}, s)
 	st, err := os.Stat(filepath.Join(dir, "c.jsonl"))
 	require.NoError(t, err)

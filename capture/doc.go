@@ -12,9 +12,9 @@
 //	request    the exchange's bid request as received (decompressed),
 //	           with the redacted paths' values replaced by null
 //	response   the bidder's bid response as received (decompressed)
-//	verdict    what serve made of it: action, kept, the response's
-//	           verdict and one entry per decoded bid (id, seat, status,
-//	           and for a failed one gate and reason)
+//	verdict    what serve made of it: the config version, action, kept,
+//	           the response's verdict and one entry per decoded bid (id,
+//	           seat, status, and for a failed one gate and reason)
 //
 // request and response are the bytes received, not re-encoded: only line
 // breaks between tokens become spaces (valid JSON has none inside strings),

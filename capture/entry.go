@@ -39,19 +39,23 @@ type Judged struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Summary is the verdict summary of a record: serve's action, the bids it
-// kept, its verdict on the response, one per decoded bid in response order.
+// Summary is the verdict summary of a record: the version of the config
+// that judged the auction, serve's action, the bids it kept, its verdict on
+// the response, one per decoded bid in response order.
 type Summary struct {
+	Config   string   `json:"config"`
 	Action   string   `json:"action"`
 	Kept     int      `json:"kept"`
 	Response Judged   `json:"response"`
 	Bids     []Judged `json:"bids"`
 }
 
-// SetOutcome starts the summary: the engine's action, the bids kept, the
-// verdict on the response. AddBid adds the bids after it.
-func (e *Entry) SetOutcome(action string, kept int, response Judged) {
-	b := append(e.verdict[:0], `{"action":`...)
+// SetOutcome starts the summary: the config version, the engine's action,
+// the bids kept, the verdict on the response. AddBid adds the bids after it.
+func (e *Entry) SetOutcome(config, action string, kept int, response Judged) {
+	b := append(e.verdict[:0], `{"config":`...)
+	b = jsonraw.AppendString(b, config)
+	b = append(b, `,"action":`...)
 	b = jsonraw.AppendString(b, action)
 	b = append(b, `,"kept":`...)
 	b = strconv.AppendInt(b, int64(kept), 10)
@@ -93,7 +97,7 @@ func appendJudged(b []byte, j *Judged) []byte {
 // finish closes the summary (an empty one when SetOutcome was not called).
 func (e *Entry) finish() {
 	if len(e.verdict) == 0 {
-		e.SetOutcome("", 0, Judged{Status: "passed"})
+		e.SetOutcome("", "", 0, Judged{Status: "passed"})
 	}
 	e.verdict = append(e.verdict, "]}"...)
 }

@@ -66,7 +66,7 @@ func (c *capturer) judged(upstream string, snap *engine.Snapshot, ev *engine.Eva
 	e.Arrival, e.Upstream, e.LatencyMs = ev.In.Arrival, upstream, ev.In.LatencyMs
 	e.Request = append(e.Request[:0], ev.In.RawRequest...)
 	e.Response = append(e.Response[:0], ev.In.RawResponse...)
-	e.SetOutcome(out.Action.String(), out.Kept, summarize(&out.Response, "", ""))
+	e.SetOutcome(snap.Version, out.Action.String(), out.Kept, summarize(&out.Response, "", ""))
 	for i := range out.Bids {
 		b := &ev.In.Bids[i]
 		e.AddBid(summarize(&out.Bids[i].Judgement, b.ID, b.Seat))

@@ -53,6 +53,7 @@ func TestCaptureHook(t *testing.T) {
 	require.JSONEq(t, `{"id":"r1","imp":[{"id":"1"}],"user":{"id":null}}`, string(rec.Request))
 	s, ok := rec.Summary()
 	require.True(t, ok)
+	require.Equal(t, snap.Version, s.Config)
 	require.Equal(t, "filter", s.Action)
 	require.Equal(t, 1, s.Kept)
 	require.Equal(t, capture.Judged{Status: "passed"}, s.Response)

@@ -227,6 +227,10 @@ func (w *replayWorker) do(it *replayItem) {
 		w.bv, baseOK = summaryVerdicts(w.bv[:0], in.summary, w.cv)
 		if baseOK {
 			w.rep.Baseline.add(w.bv, in.summary.Response.Gate != "")
+			if w.rep.Baseline.Versions == nil {
+				w.rep.Baseline.Versions = map[string]int{}
+			}
+			w.rep.Baseline.Versions[w.rep.Baseline.name(in.summary.Config)]++
 		} else {
 			w.rep.Unmatched++
 		}

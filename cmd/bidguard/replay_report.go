@@ -44,8 +44,11 @@ type replayReport struct {
 // that would be under action: shadow, by its own rejection or the
 // response's; ByGate and BySeat count those bids.
 type tally struct {
-	Config            string         `json:"config,omitempty"`
-	Version           string         `json:"version,omitempty"`
+	Config  string `json:"config,omitempty"`
+	Version string `json:"version,omitempty"`
+	// Versions are the config versions the capture's verdicts name, with
+	// their pairs (the capture baseline only).
+	Versions          map[string]int `json:"versions,omitempty"`
 	Pairs             int            `json:"pairs"`
 	BidsJudged        int            `json:"bidsJudged"`
 	BidsRejected      int            `json:"bidsRejected"`
@@ -133,6 +136,12 @@ func (t *tally) merge(o tally) {
 	}
 	for k, v := range o.BySeat {
 		t.BySeat[k] += v
+	}
+	for k, v := range o.Versions {
+		if t.Versions == nil {
+			t.Versions = map[string]int{}
+		}
+		t.Versions[k] += v
 	}
 }
 
@@ -237,7 +246,11 @@ func writeReplayText(out io.Writer, r *replayReport) error {
 	case "config":
 		fmt.Fprintf(out, "baseline: %s (%s)\n", r.Baseline.Config, r.Baseline.Version)
 	case "capture":
-		fmt.Fprintf(out, "baseline: the verdicts recorded in the capture (%d pairs)\n", r.Baseline.Pairs)
+		var vs []string
+		for _, v := range sortedKeys(r.Baseline.Versions) {
+			vs = append(vs, fmt.Sprintf("%s: %d", v, r.Baseline.Versions[v]))
+		}
+		fmt.Fprintf(out, "baseline: the verdicts recorded in the capture (%d pairs; by config version %s)\n", r.Baseline.Pairs, strings.Join(vs, ", "))
 	}
 	if r.Unmatched > 0 {
 		fmt.Fprintf(out, "records whose verdicts do not list the decoded bids (not compared): %d\n", r.Unmatched)

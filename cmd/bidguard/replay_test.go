@@ -128,6 +128,11 @@ func TestReplayReproducesServe(t *testing.T) {
 	require.Equal(t, served, same.Candidate.ByGate, "replay = serve")
 	require.Equal(t, "capture", same.BaselineKind)
 	require.Equal(t, served, same.Baseline.ByGate, "the recorded verdicts")
+	require.Len(t, same.Baseline.Versions, 1, "one config judged them all")
+	for v, pairs := range same.Baseline.Versions {
+		require.Equal(t, same.Candidate.Version, v)
+		require.Equal(t, n*5/6, pairs)
+	}
 	require.Empty(t, same.Difference.ByGate)
 	require.Zero(t, same.NewlyRejected+same.NewlyPassed)
 	require.Equal(t, map[string]int{"s1": 2 * n / 6, "s2": n / 6}, same.Candidate.BySeat)
