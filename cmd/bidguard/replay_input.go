@@ -108,20 +108,30 @@ func readCaptureFile(path string, send func(*replayItem)) {
 // a directory holding req.json and resp.json; NAME-request.json beside
 // NAME-response.json; a NAME.json object with "request" and "response"
 // members (and, as golden cases give them, "latency_ms" and "elapsed_ms").
-// Other .json files are counted as malformed; other files are ignored.
+// Other .json files are counted as malformed. Capture files in it (named
+// *.jsonl, *.jsonl.gz or rotated *.jsonl.<n>) are read as captures; other
+// files are ignored.
 func readPairDir(dir string, send func(*replayItem)) {
-	var files []string
+	var files, captures []string
 	_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			send(&replayItem{path: p, problem: err})
 			return nil
 		}
-		if !d.IsDir() && strings.HasSuffix(p, ".json") {
+		switch {
+		case d.IsDir():
+		case strings.HasSuffix(p, ".json"):
 			files = append(files, p)
+		case strings.HasSuffix(p, ".jsonl") || strings.Contains(filepath.Base(p), ".jsonl."):
+			captures = append(captures, p)
 		}
 		return nil
 	})
 	slices.Sort(files)
+	slices.Sort(captures)
+	for _, c := range captures {
+		readCaptureFile(c, send)
+	}
 	have := map[string]bool{}
 	for _, f := range files {
 		have[f] = true

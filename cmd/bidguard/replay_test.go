@@ -244,8 +244,9 @@ func TestReplayPairDirectory(t *testing.T) {
 	require.NoError(t, writeFile(filepath.Join(dir, "case.json"), `{"description":"d","request":`+req+`,"response":`+resp+`,"latency_ms":5}`))
 	require.NoError(t, writeFile(filepath.Join(dir, "notes.txt"), "ignored"))
 	require.NoError(t, writeFile(filepath.Join(dir, "other.json"), `{"a":1}`))
+	require.NoError(t, writeFile(filepath.Join(dir, "cap.jsonl.000001"), `{"request":`+req+`,"response":`+resp+"}\n"))
 	r := replayJSON(t, "--config", "../../configs/bidguard.yaml", dir)
-	require.Equal(t, 3, r.Pairs)
+	require.Equal(t, 4, r.Pairs, "three pairs and a capture file's record")
 	require.Equal(t, 1, r.Malformed)
 	require.Equal(t, filepath.Join(dir, "other.json"), r.MalformedExamples[0].Where)
 
@@ -258,8 +259,8 @@ func TestReplayPairDirectory(t *testing.T) {
 			rejected++
 		}
 	}
-	require.Equal(t, rejected+1, r.Candidate.BidsRejected, "the case file holds the first pair")
-	require.Equal(t, rejected+1, r.Candidate.ByGate["rtb.impid-match"]+r.Candidate.ByGate["rtb.required-fields"]+
+	require.Equal(t, rejected+2, r.Candidate.BidsRejected, "the case file and the capture hold the first pair")
+	require.Equal(t, rejected+2, r.Candidate.ByGate["rtb.impid-match"]+r.Candidate.ByGate["rtb.required-fields"]+
 		r.Candidate.ByGate["rtb.adomain-verify"]+r.Candidate.ByGate["rtb.bid-sanity"])
 }
 
