@@ -197,7 +197,7 @@ type pairInput struct {
 var replayEpoch = time.Unix(1_700_000_000, 0)
 
 func (w *replayWorker) do(it *replayItem) {
-	in, err := readItem(it)
+	in, err := readItem(it, w.r.base == nil)
 	if err != nil {
 		w.rep.malformedAt(it, err)
 		return
@@ -240,9 +240,9 @@ func (w *replayWorker) do(it *replayItem) {
 	}
 }
 
-// readItem turns an item into a pair: a capture record parsed, or a
-// directory's pair as read.
-func readItem(it *replayItem) (pairInput, error) {
+// readItem turns an item into a pair: a capture record parsed (its verdict
+// summary decoded when summary is set), or a directory's pair as read.
+func readItem(it *replayItem, summary bool) (pairInput, error) {
 	if it.problem != nil {
 		return pairInput{}, it.problem
 	}
@@ -262,8 +262,10 @@ func readItem(it *replayItem) (pairInput, error) {
 	if in.arrival.IsZero() {
 		in.arrival = replayEpoch
 	}
-	if s, ok := rec.Summary(); ok {
-		in.summary = &s
+	if summary {
+		if s, ok := rec.Summary(); ok {
+			in.summary = &s
+		}
 	}
 	return in, nil
 }
