@@ -8,6 +8,7 @@ import (
 
 	"github.com/bidguard/bidguard/capture"
 	"github.com/bidguard/bidguard/config"
+	"github.com/bidguard/bidguard/configs"
 )
 
 // The capture block: defaults, every error of one load, the keys read at
@@ -52,4 +53,13 @@ func TestCaptureBlock(t *testing.T) {
 	require.Empty(t, c.RestartKeys(&old), "sample and onlyRejected follow reloads")
 	c.Capture.Path, c.Capture.MaxBytes, c.Capture.MaxFiles, c.Capture.Redact = "p", 5000, 2, []string{"user.id"}
 	require.Equal(t, []string{"capture.path", "capture.maxBytes", "capture.maxFiles", "capture.redact"}, c.RestartKeys(&old))
+}
+
+// The embedded config shows the capture block with its defaults.
+func TestEmbeddedCaptureIsTheDefault(t *testing.T) {
+	require.Contains(t, string(configs.Default), "\ncapture:")
+	require.Contains(t, string(configs.Default), "  redact: [")
+	cfg, err := config.Parse(configs.DefaultName, configs.Default)
+	require.NoError(t, err)
+	require.Equal(t, config.DefaultConfig().Capture, cfg.Capture)
 }
