@@ -35,6 +35,9 @@ const testResponse = `{"id":"req-1","seatbid":[{"seat":"s1","bid":[{"id":"b1","i
 
 func submit(w *Writer, id string) bool {
 	e := w.Acquire()
+	if e == nil {
+		return false
+	}
 	e.Arrival = time.Unix(1_700_000_000, 5).UTC()
 	e.Upstream = "up"
 	e.LatencyMs = 12.5
@@ -147,8 +150,9 @@ func TestCaptureUnderLoadRotates(t *testing.T) {
 func TestFullQueueDrops(t *testing.T) {
 	var m meters
 	w := New(Options{Path: filepath.Join(t.TempDir(), "c"), QueueBytes: 1, Meters: m.Meters()})
-	for i := range 10 {
-		require.False(t, submit(w, fmt.Sprint(i)), "over the byte bound")
+	require.False(t, submit(w, "first"), "over the byte bound")
+	for i := range 9 {
+		require.False(t, submit(w, fmt.Sprint(i)), "queue still over its bound")
 	}
 	require.NoError(t, w.Close())
 	require.Equal(t, 10, m.dropped.get())

@@ -41,7 +41,8 @@
 //
 // The bid path (Writer.Acquire, Entry, Writer.Submit) copies a sampled
 // pair's bytes into a pooled Entry and hands it to a bounded queue; it
-// never blocks, and a full queue drops the entry and counts it. Redaction,
+// never blocks nor wakes the writer, which takes the queue every 10 ms, and
+// a full queue drops the entry (before the copy) and counts it. Redaction,
 // encoding and writing happen on the writer's goroutine. A file that cannot
 // be opened or written is logged once per failure spell and counted;
 // nothing stops serve. An auction that is not sampled costs one hash of its

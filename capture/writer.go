@@ -77,8 +77,16 @@ func New(opt Options) *Writer {
 	return w
 }
 
-// Acquire returns an empty Entry from the pool.
-func (w *Writer) Acquire() *Entry { return acquireEntry() }
+// Acquire returns an empty Entry from the pool, or nil, counted as
+// dropped, when the queue is full or the Writer closed: a writer that is
+// behind costs the bid path no copy.
+func (w *Writer) Acquire() *Entry {
+	if w.closed.Load() || len(w.q) == cap(w.q) || w.queued.Load() >= w.opt.QueueBytes {
+		w.m.Dropped.Add(1)
+		return nil
+	}
+	return acquireEntry()
+}
 
 // Submit queues e for writing and reports whether it was queued: false when
 // the queue is full (by count or bytes) or the Writer is closed, and then e
@@ -119,12 +127,19 @@ func (w *Writer) Close() error {
 	return w.closeErr
 }
 
+// drainEvery is how often the writer takes what is queued. It polls
+// rather than waits on the queue, so that a Submit never has to wake it:
+// the bid path's cost is the copy alone. With DefaultQueueEntries it
+// takes up to about 100,000 records a second before the queue fills.
+const drainEvery = 10 * time.Millisecond
+
 func (w *Writer) run() {
 	defer close(w.done)
+	tick := time.NewTicker(drainEvery)
+	defer tick.Stop()
 	for {
 		select {
-		case e := <-w.q:
-			w.add(e)
+		case <-tick.C:
 			w.drain()
 		case <-w.stop:
 			w.drain()

@@ -63,6 +63,9 @@ func (c *capturer) judged(upstream string, snap *engine.Snapshot, ev *engine.Eva
 		return
 	}
 	e := c.w.Acquire()
+	if e == nil {
+		return // the queue is full: counted as dropped
+	}
 	e.Arrival, e.Upstream, e.LatencyMs = ev.In.Arrival, upstream, ev.In.LatencyMs
 	e.Request = append(e.Request[:0], ev.In.RawRequest...)
 	e.Response = append(e.Response[:0], ev.In.RawResponse...)
