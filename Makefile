@@ -33,7 +33,7 @@ lint:
 
 # Every native fuzz target, each for FUZZTIME.
 fuzz:
-	@for pkg in ./audit/ ./jsonraw/ ./engine/ ./gates/ ./rtb/; do \
+	@for pkg in ./audit/ ./capture/ ./jsonraw/ ./engine/ ./gates/ ./rtb/; do \
 	  for t in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
 	    echo "== $$pkg $$t"; $(GO) test -run '^$$' -fuzz "^$$t$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	  done; \

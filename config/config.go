@@ -2,8 +2,11 @@ package config
 
 import (
 	"fmt"
-	"github.com/bidguard/bidguard/quarantine"
+	"slices"
 	"time"
+
+	"github.com/bidguard/bidguard/capture"
+	"github.com/bidguard/bidguard/quarantine"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -28,6 +31,9 @@ type Config struct {
 	ReloadPollMs int `yaml:"reloadPollMs"`
 	// Audit configures the tamper-evident audit log ("" path: off).
 	Audit Audit `yaml:"audit"`
+	// Capture records a sample of the judged auctions for `bidguard replay`
+	// ("" path or sample 0: off).
+	Capture Capture `yaml:"capture"`
 	// Admin configures the admin endpoints.
 	Admin Admin `yaml:"admin"`
 	// Quarantine configures the anomaly detector.
@@ -138,6 +144,22 @@ type Audit struct {
 	FsyncEvery   int    `yaml:"fsyncEvery"`   // records between fsyncs (64; > 0)
 	SegmentBytes int64  `yaml:"segmentBytes"` // rotation size (64 MiB; at least 4096)
 	Queue        int    `yaml:"queue"`        // records queued before dropping (65536; > 0)
+}
+
+// Capture configures the capture of auctions (package capture). path,
+// maxBytes, maxFiles and redact are read at start; sample and onlyRejected
+// follow reloads.
+type Capture struct {
+	Path         string  `yaml:"path"`         // the file written; rotated ones are <path>.000001 on ("" turns capture off)
+	Sample       float64 `yaml:"sample"`       // share of auctions captured, by request id, in [0, 1] (0: off)
+	OnlyRejected bool    `yaml:"onlyRejected"` // capture only auctions with a rejection or a would-be one
+	MaxBytes     int64   `yaml:"maxBytes"`     // size of a file before rotation (64 MiB; at least 4096)
+	MaxFiles     int     `yaml:"maxFiles"`     // files kept, the one written included; the oldest are deleted (8; > 0)
+	// Redact are the request's JSON paths (dot-separated) whose values are
+	// stored as null. Left out: user.id, user.buyeruid, user.eids,
+	// device.ifa, device.ip, device.ipv6, device.geo.lat, device.geo.lon and
+	// each under ext (user.ext.eids); `redact: []` stores them.
+	Redact []string `yaml:"redact"`
 }
 
 // Log configures serve's log.
@@ -320,6 +342,7 @@ func DefaultConfig() Config {
 		Log:          Log{Level: "info", Format: "text"},
 		Shutdown:     Shutdown{DrainMs: 5000},
 		Audit:        Audit{FsyncEvery: 64, SegmentBytes: 64 << 20, Queue: 65536},
+		Capture:      Capture{MaxBytes: capture.DefaultMaxBytes, MaxFiles: capture.DefaultMaxFiles, Redact: slices.Clone(capture.DefaultRedact)},
 		Quarantine: Quarantine{
 			Window: Duration{60e9}, BaselineWindow: Duration{3600e9}, Dwell: Duration{30e9}, TTL: Duration{600e9},
 			Calm: Duration{120e9}, MinSamples: 100, MaxShare: 0.5,

@@ -15,7 +15,8 @@
 //
 // Features whose settings have another shape than their block of the file
 // get them from the Config, converted in one place: QuarantineSettings for
-// the anomaly detector, AuditOptions for the audit log. The quarantine
+// the anomaly detector, AuditOptions for the audit log, CaptureOptions for
+// the capture writer. The quarantine
 // package validates its own settings (quarantine.Settings.Validate); Parse
 // reports those errors with the file's name, so `config validate` and a
 // running detector never disagree. RestartKeys lists the keys a reload
@@ -32,6 +33,6 @@
 // after the snapshot compiled from it is shared.
 //
 // config imports no other bidguard package but configs (the embedded
-// default policy) and the leaves audit and quarantine (their settings
-// types).
+// default policy) and the leaves audit, capture and quarantine (their
+// settings types).
 package config

@@ -3,9 +3,11 @@ package config
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/bidguard/bidguard/audit"
+	"github.com/bidguard/bidguard/capture"
 	"github.com/bidguard/bidguard/quarantine"
 )
 
@@ -70,4 +72,21 @@ func (c *Config) AuditOptions(cfgPath string) (audit.Options, error) {
 		opt.Key, opt.KeyFile = key, resolve(a.KeyFile)
 	}
 	return opt, nil
+}
+
+// CaptureOptions converts the capture block for capture.New: the path
+// resolved against the directory of cfgPath (the config file; "" leaves it
+// as it is). Path "" means capture is off. The caller sets Meters and
+// Logger; sample and onlyRejected are read per auction from the snapshot
+// (they follow reloads).
+func (c *Config) CaptureOptions(cfgPath string) capture.Options {
+	cp := c.Capture
+	if cp.Path == "" {
+		return capture.Options{}
+	}
+	path := cp.Path
+	if !filepath.IsAbs(path) && cfgPath != "" {
+		path = filepath.Join(filepath.Dir(cfgPath), path)
+	}
+	return capture.Options{Path: path, MaxBytes: cp.MaxBytes, MaxFiles: cp.MaxFiles, Redact: slices.Clone(cp.Redact)}
 }

@@ -1,10 +1,12 @@
 package config
 
+import "slices"
+
 // restartKeys are the keys a reload cannot apply, with how to tell a
 // change and how to keep the running value: the listeners are bound, the
-// audit chain is open and the log handler is built at start. A new key of
-// these blocks that needs a restart gets a row here (the test checks every
-// audit key has one).
+// audit chain and the capture file are open and the log handler is built at
+// start. A new key of these blocks that needs a restart gets a row here (the
+// test checks every audit key has one).
 var restartKeys = []struct {
 	path    string
 	changed func(old, cur *Config) bool
@@ -18,6 +20,10 @@ var restartKeys = []struct {
 	{"audit.segmentBytes", func(o, c *Config) bool { return o.Audit.SegmentBytes != c.Audit.SegmentBytes }, func(r, c *Config) { c.Audit.SegmentBytes = r.Audit.SegmentBytes }},
 	{"audit.queue", func(o, c *Config) bool { return o.Audit.Queue != c.Audit.Queue }, func(r, c *Config) { c.Audit.Queue = r.Audit.Queue }},
 	{"log.format", func(o, c *Config) bool { return o.Log.Format != c.Log.Format }, func(r, c *Config) { c.Log.Format = r.Log.Format }},
+	{"capture.path", func(o, c *Config) bool { return o.Capture.Path != c.Capture.Path }, func(r, c *Config) { c.Capture.Path = r.Capture.Path }},
+	{"capture.maxBytes", func(o, c *Config) bool { return o.Capture.MaxBytes != c.Capture.MaxBytes }, func(r, c *Config) { c.Capture.MaxBytes = r.Capture.MaxBytes }},
+	{"capture.maxFiles", func(o, c *Config) bool { return o.Capture.MaxFiles != c.Capture.MaxFiles }, func(r, c *Config) { c.Capture.MaxFiles = r.Capture.MaxFiles }},
+	{"capture.redact", func(o, c *Config) bool { return !slices.Equal(o.Capture.Redact, c.Capture.Redact) }, func(r, c *Config) { c.Capture.Redact = r.Capture.Redact }},
 }
 
 // RestartKeys lists the keys whose value differs between old and c and

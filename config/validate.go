@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/bidguard/bidguard/capture"
 )
 
 // validate checks every key that does not need the gate registry, one
@@ -23,6 +25,7 @@ func (c *Config) validate(name string) []error {
 	c.validateLog(v)
 	c.validateShutdown(v)
 	c.validateAudit(v)
+	c.validateCapture(v)
 	c.validateQuarantine(v, upstreams)
 	c.validatePolicy(v)
 	c.validateSeats(v, upstreams)
@@ -197,6 +200,26 @@ func (c *Config) validateAudit(v *problems) {
 	}
 	if c.Audit.SegmentBytes < 4096 {
 		v.bad("audit.segmentBytes: must be at least 4096")
+	}
+}
+
+func (c *Config) validateCapture(v *problems) {
+	cp := c.Capture
+	if err := capture.ValidateSample(cp.Sample); err != nil {
+		v.bad("capture.sample: %v", err)
+	} else if cp.Sample > 0 && cp.Path == "" {
+		v.bad("capture.sample: set without capture.path, where the auctions would go")
+	}
+	if cp.MaxBytes < capture.MinMaxBytes {
+		v.bad("capture.maxBytes: must be at least %d", capture.MinMaxBytes)
+	}
+	if cp.MaxFiles <= 0 {
+		v.bad("capture.maxFiles: must be > 0")
+	}
+	for i, p := range cp.Redact {
+		if err := capture.ValidatePath(p); err != nil {
+			v.bad("capture.redact[%d]: %v", i, err)
+		}
 	}
 }
 

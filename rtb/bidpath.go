@@ -356,6 +356,9 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	if s.judged != nil {
 		s.judged(up.name, st.snap, c.ev, out)
 	}
+	if s.capt != nil {
+		s.capt(up.name, st.snap, c.ev, out)
+	}
 	answer := c.ev.Body()
 	s.cost.observe(len(rbody), time.Since(judgeStart))
 	s.meters.record(st.snap, st.m, c.ev, out)

@@ -48,6 +48,10 @@ type Options struct {
 	// of the upstream that answered, after Audit, under the same contract
 	// (serve feeds the anomaly detector).
 	Judged func(upstream string, snap *engine.Snapshot, ev *engine.Eval, out *engine.Outcome)
+	// Capture, when set, is called with every judged response after
+	// Judged, under the same contract (serve samples auctions for replay:
+	// ev.In holds the documents as received, the arrival and the latency).
+	Capture func(upstream string, snap *engine.Snapshot, ev *engine.Eval, out *engine.Outcome)
 	// Quarantine, when set, answers the admin listener's /quarantine and
 	// /quarantine/... paths (a net/http handler, adapted; admin traffic only).
 	Quarantine http.Handler
@@ -78,6 +82,7 @@ type Server struct {
 	ua     []byte
 	audit  func(*engine.Snapshot, *engine.Eval, *engine.Outcome)
 	judged func(string, *engine.Snapshot, *engine.Eval, *engine.Outcome)
+	capt   func(string, *engine.Snapshot, *engine.Eval, *engine.Outcome)
 	quar   fasthttp.RequestHandler // Options.Quarantine, adapted
 	pprof  bool                    // Options.Pprof
 	meters *meters
@@ -129,6 +134,7 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 		ua:      []byte("bidguard/" + opt.Version),
 		audit:   opt.Audit,
 		judged:  opt.Judged,
+		capt:    opt.Capture,
 		meters:  newMeters(),
 		clients: pools{dial: opt.Dial, byKey: map[clientKey]*hostPool{}},
 	}

@@ -20,24 +20,25 @@ const module = "github.com/bidguard/bidguard"
 // gates, rtb → pool; engine, rtb and gates may import the leaf jsonraw.
 // config is the one home of the configuration: it reads the embedded
 // default policy from the leaf configs and converts its blocks into the
-// settings of audit and quarantine, leaves that only config and cmd import
-// (rtb reaches them through rtb.Options hooks, the quarantine gate through
-// engine.SeatStates), so they are in the closure of whatever imports
+// settings of audit, capture and quarantine, leaves that only config and
+// cmd import (rtb reaches them through rtb.Options hooks, the quarantine
+// gate through engine.SeatStates), so they are in the closure of whatever imports
 // config. loadtest and faults import no bidguard package. gates/verdictcache
 // and gates/markup (the creative readers) are leaves the gates may import.
 var allowed = map[string][]string{
 	"audit":      {"jsonraw"},
+	"capture":    {"jsonraw"},
 	"quarantine": {},
-	"config":     {"audit", "quarantine", "configs", "jsonraw"},
-	"engine":     {"config", "pool", "jsonraw", "configs", "audit", "quarantine"},
-	"gates":      {"engine", "config", "pool", "jsonraw", "configs", "audit", "quarantine", "gates/verdictcache", "gates/markup"},
+	"config":     {"audit", "capture", "quarantine", "configs", "jsonraw"},
+	"engine":     {"config", "pool", "jsonraw", "configs", "audit", "capture", "quarantine"},
+	"gates":      {"engine", "config", "pool", "jsonraw", "configs", "audit", "capture", "quarantine", "gates/verdictcache", "gates/markup"},
 	"pool":       {},
 	"jsonraw":    {},
-	"rtb":        {"engine", "config", "pool", "jsonraw", "configs", "audit", "quarantine"},
+	"rtb":        {"engine", "config", "pool", "jsonraw", "configs", "audit", "capture", "quarantine"},
 	"configs":    {},
 	"loadtest":   {},
 	"faults":     {},
-	"bench":      {"engine", "config", "gates", "gates/markup", "gates/verdictcache", "pool", "rtb", "configs", "jsonraw", "audit", "quarantine"},
+	"bench":      {"engine", "config", "gates", "gates/markup", "gates/verdictcache", "pool", "rtb", "configs", "jsonraw", "audit", "capture", "quarantine"},
 
 	"gates/verdictcache": {},
 	"gates/markup":       {},
@@ -45,7 +46,7 @@ var allowed = map[string][]string{
 
 // stdlibOnly are the leaf packages that import nothing outside the
 // standard library.
-var stdlibOnly = []string{"audit", "quarantine", "pool", "jsonraw", "gates/verdictcache"}
+var stdlibOnly = []string{"audit", "capture", "quarantine", "pool", "jsonraw", "gates/verdictcache"}
 
 func TestDependencyDirection(t *testing.T) {
 	for pkg, ok := range allowed {
@@ -59,7 +60,7 @@ func TestDependencyDirection(t *testing.T) {
 			require.Contains(t, ok, name, "%s must not import %s", pkg, name)
 		}
 	}
-	// audit and quarantine are in engine's closure only through config:
+	// audit, capture and quarantine are in engine's closure only through config:
 	// no package but config and cmd imports them itself.
 	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", module+"/...").CombinedOutput()
 	require.NoError(t, err, string(out))
@@ -68,7 +69,7 @@ func TestDependencyDirection(t *testing.T) {
 		if pkg == module+"/config" || pkg == module+"/cmd/bidguard" {
 			continue
 		}
-		for _, leaf := range []string{"audit", "quarantine"} {
+		for _, leaf := range []string{"audit", "capture", "quarantine"} {
 			require.NotContains(t, strings.Fields(imports), module+"/"+leaf, "%s must not import %s (config converts its settings)", pkg, leaf)
 		}
 	}

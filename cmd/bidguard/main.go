@@ -2,6 +2,7 @@
 //
 //	bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo] [--pprof] [--log-level LEVEL] [--log-format FORMAT]
 //	bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all] [--audit FILE]
+//	bidguard replay --config FILE [--baseline FILE] [--json] [--html FILE] FILE|DIR...
 //	bidguard config validate [--config FILE]
 //	bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE...
 //	bidguard version [--config FILE]
@@ -51,6 +52,7 @@ func init() {
 var synopses = []struct{ name, line string }{
 	{"serve", "bidguard serve [--config FILE] [--listen ADDR] [--admin ADDR] [--upstream URL] [--demo] [--pprof] [--log-level LEVEL] [--log-format FORMAT]"},
 	{"check", "bidguard check --request REQ.json --response RESP.json [--config FILE] [--elapsed-ms N] [--latency-ms N] [--all] [--audit FILE]"},
+	{"replay", "bidguard replay --config FILE [--baseline FILE] [--json] [--html FILE] FILE|DIR..."},
 	{"config validate", "bidguard config validate [--config FILE]"},
 	{"audit verify", "bidguard audit verify [--key-file FILE] [--anchor SEQ:MAC]... FILE..."},
 	{"version", "bidguard version [--config FILE]"},
@@ -91,6 +93,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runServe(args[1:], stdout, stderr)
 	case "check":
 		return runCheck(args[1:], stdout, stderr)
+	case "replay":
+		return runReplay(args[1:], stdout, stderr)
 	case "config":
 		return runGroup("config", "validate", args[1:], runValidate, stdout, stderr)
 	case "audit":

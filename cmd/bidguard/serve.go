@@ -146,9 +146,13 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stderr io.Wr
 	releaseLoadGarbage()
 	cfg := snap.Config
 	var aud auditor
+	var capt capturer
 	opt := rtb.Options{Version: version, Revision: revision, Logger: log, Judged: quar.judged, Quarantine: quar.handler(), Pprof: f.pprof}
 	if cfg.Audit.Path != "" {
 		opt.Audit = aud.judged
+	}
+	if cfg.Capture.Path != "" {
+		opt.Capture = capt.judged
 	}
 	srv, err := rtb.New(&holder, opt)
 	if err != nil {
@@ -159,6 +163,8 @@ func serve(ctx context.Context, f serveFlags, hup <-chan os.Signal, stderr io.Wr
 	reloads := newReloadMeters(srv.Metrics())
 	reloads.ok.Set(1) // the startup load succeeded
 	quar.register(srv.Metrics())
+	capt.open(f.config, cfg, captureMeters(srv.Metrics()), log)
+	defer capt.close(log)
 	// The audit log is open before anything listens: a bad key or a damaged
 	// log stops startup.
 	aud.log, err = openAudit(f.config, cfg, auditMeters(srv.Metrics()), log, false, auditHeadEvery)
