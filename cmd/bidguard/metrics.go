@@ -1,9 +1,10 @@
 package main
 
 import (
+	"io"
+
 	"github.com/VictoriaMetrics/metrics"
 	"github.com/bidguard/bidguard/gates"
-	"github.com/bidguard/bidguard/gates/verdictcache"
 	"github.com/bidguard/bidguard/rtb"
 )
 
@@ -28,14 +29,13 @@ var serveMetricHelp = map[string]string{
 // registerMarkupCache exposes the markup gates' verdict cache counters
 // (hit rate: hits / (hits + misses)), read when scraped.
 func registerMarkupCache(set *metrics.Set) {
-	for name, read := range map[string]func(verdictcache.Stats) float64{
-		"bidguard_markup_cache_hits_total":      func(st verdictcache.Stats) float64 { return float64(st.Hits) },
-		"bidguard_markup_cache_misses_total":    func(st verdictcache.Stats) float64 { return float64(st.Misses) },
-		"bidguard_markup_cache_evictions_total": func(st verdictcache.Stats) float64 { return float64(st.Evictions) },
-		"bidguard_markup_cache_entries":         func(st verdictcache.Stats) float64 { return float64(st.Entries) },
-	} {
-		set.GetOrCreateGauge(name, func() float64 { return read(gates.MarkupCacheStats()) })
-	}
+	set.RegisterMetricsWriter(func(w io.Writer) {
+		st := gates.MarkupCacheStats()
+		metrics.WriteCounterUint64(w, "bidguard_markup_cache_hits_total", st.Hits)
+		metrics.WriteCounterUint64(w, "bidguard_markup_cache_misses_total", st.Misses)
+		metrics.WriteCounterUint64(w, "bidguard_markup_cache_evictions_total", st.Evictions)
+		metrics.WriteGaugeUint64(w, "bidguard_markup_cache_entries", uint64(st.Entries))
+	})
 }
 
 // describeServeMetrics gives serve's families their # HELP text.
