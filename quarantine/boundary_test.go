@@ -302,9 +302,10 @@ func TestSettingsBounds(t *testing.T) {
 
 // A seat is active (the safety valve's denominator) from exactly
 // minSamples bids in its window, and gets its detail (price histograms,
-// novelty sketches) at the first tick after exactly minSamples bids; a new
-// seat's first tick reads a velocity of 0 (its window covers no time yet),
-// which the status can encode.
+// novelty sketches) at the first tick after exactly minSamples bids (its
+// priced and novel counts start there); a new seat's first tick reads a
+// velocity of 0: its window covers no time yet, and a division by that
+// zero would read +Inf (shown as the largest float64 by the status).
 func TestActiveFromMinSamplesAndFirstTick(t *testing.T) {
 	for _, n := range []int{99, 100} {
 		d := New(Options{Now: func() time.Time { return epoch0 }, Logger: slog.New(slog.DiscardHandler)})
@@ -321,4 +322,73 @@ func TestActiveFromMinSamplesAndFirstTick(t *testing.T) {
 		_, err := json.Marshal(st)
 		require.NoError(t, err)
 	}
+}
+
+// The safety valve looks back exactly valveWindow: a seat active (or over
+// a threshold) at a tick counts in its denominator (numerator) until, not
+// at, valveWindow after that tick.
+func TestValveWindowBoundary(t *testing.T) {
+	set := defaults()
+	now := epoch0
+	d := New(Options{Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, d.Update(set))
+	s := d.Seat("", "a")
+	for range set.MinSamples {
+		s.Observe(&Bid{Price: 1, HasPrice: true, Rejected: true})
+	}
+	d.Tick()
+	st := d.Status()
+	require.True(t, st.Seats[0].Signals[Rejections-1].Over, "every bid rejected")
+	require.Equal(t, []int{1, 1}, []int{st.ActiveSeats, st.ValveSeats})
+	now = epoch0.Add(set.ValveWindow - time.Nanosecond)
+	st = d.Status()
+	require.Equal(t, []int{1, 1}, []int{st.ActiveSeats, st.ValveSeats}, "a nanosecond before valveWindow")
+	now = epoch0.Add(set.ValveWindow)
+	st = d.Status()
+	require.Equal(t, []int{0, 0}, []int{st.ActiveSeats, st.ValveSeats}, "at valveWindow")
+}
+
+// When a shift begins, the valve undoes the detector's quarantines of the
+// last valveWindow: one begun exactly valveWindow ago stays.
+func TestValveUndoesQuarantinesWithinExactlyItsWindow(t *testing.T) {
+	set := defaults()
+	for _, ago := range []time.Duration{set.ValveWindow - time.Nanosecond, set.ValveWindow} {
+		now := epoch0.Add(time.Hour)
+		d := New(Options{Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)})
+		require.NoError(t, d.Update(set))
+		d.Seat("", "a").Observe(&Bid{})
+		d.Tick()
+		s := d.seats[0]
+		s.signal, s.since, s.hold = Rejections, now.Add(-ago), set.TTL
+		var kinds []EventKind
+		d.refuse(nil, 1, 1, now, func(k EventKind, _ *Seat, _ Signal, _ string) { kinds = append(kinds, k) })
+		if ago < set.ValveWindow {
+			require.Equal(t, []EventKind{Released}, kinds, "quarantined %v ago", ago)
+			require.Equal(t, None, s.signal)
+		} else {
+			require.Empty(t, kinds, "quarantined %v ago", ago)
+			require.Equal(t, Rejections, s.signal)
+		}
+	}
+}
+
+// A quarantine is a flap (its hold doubled) only when it follows the last
+// release by less than the last hold: exactly the hold later, the seat
+// starts over at ttl.
+func TestFlapWithinExactlyTheLastHold(t *testing.T) {
+	set := defaults()
+	now := epoch0.Add(time.Hour)
+	d := New(Options{Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, d.Update(set))
+	f := func(after, want time.Duration) {
+		t.Helper()
+		s := &Seat{d: d, key: "a", hold: set.TTL, released: now.Add(-after)}
+		s.overSince[Rejections-1] = now.Add(-set.Dwell)
+		s.value[Rejections-1] = 0.9
+		d.quarantine(s, now, func(EventKind, *Seat, Signal, string) {})
+		require.Equal(t, Rejections, s.signal)
+		require.Equal(t, want, s.hold, "quarantined %v after the release", after)
+	}
+	f(set.TTL-time.Nanosecond, 2*set.TTL)
+	f(set.TTL, set.TTL)
 }
