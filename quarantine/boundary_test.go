@@ -2,6 +2,8 @@ package quarantine
 
 import (
 	"encoding/json"
+	"fmt"
+	"hash/maphash"
 	"log/slog"
 	"testing"
 	"time"
@@ -391,4 +393,65 @@ func TestFlapWithinExactlyTheLastHold(t *testing.T) {
 	}
 	f(set.TTL-time.Nanosecond, 2*set.TTL)
 	f(set.TTL, set.TTL)
+}
+
+// The safety valve's loud line is logged at most once a minute: exactly a
+// minute after the last one, not a tick later.
+func TestValveLogOnceAMinute(t *testing.T) {
+	seats := fleetSeats(10)
+	for _, tr := range seats {
+		tr.reject = 0.9
+	}
+	s := newSim(t, defaults(), seats...)
+	var at []time.Duration
+	s.run(6*time.Minute, tick, func() {
+		if n := lines(s.log.String(), "quarantine refused by the safety valve"); n > len(at) {
+			at = append(at, s.elapsed())
+		}
+	})
+	require.Greater(t, len(at), 3)
+	for i := 1; i < len(at); i++ {
+		require.Equal(t, time.Minute, at[i]-at[i-1], "log %d", i)
+	}
+}
+
+// Novelty reads the first maxDomains adomain entries of a bid: a new value
+// in the last of them makes the bid novel, one past them does not.
+func TestNoveltyReadsExactlyMaxDomains(t *testing.T) {
+	d := New(Options{Now: func() time.Time { return epoch0 }, Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, d.Update(defaults()))
+	s := d.Seat("", "a")
+	dt := new(detail)
+	s.det.Store(dt)
+	known := []string{"a.com", "b.com", "c.com", "d.com"}
+	for _, a := range known {
+		dt.seen[0].add(maphash.String(d.seed, a) ^ domainSalt)
+	}
+	require.Len(t, known, maxDomains)
+	s.Observe(&Bid{ADomain: append(known[:maxDomains:maxDomains], "new.com")})
+	require.Zero(t, s.pend.novel.Load(), "a new value past maxDomains entries")
+	s.Observe(&Bid{ADomain: []string{"a.com", "b.com", "c.com", "new.com"}})
+	require.Equal(t, uint32(1), s.pend.novel.Load(), "a new value in the last entry read")
+}
+
+// Eviction: with less than a sixteenth of maxSeats free, idle seats (no
+// bid for two windows) are forgotten until exactly a sixteenth is free; a
+// seat last seen exactly two windows ago is not idle yet.
+func TestEvictionBoundaries(t *testing.T) {
+	set := defaults()
+	now := epoch0
+	d := New(Options{Now: func() time.Time { return now }, Logger: slog.New(slog.DiscardHandler)})
+	set.MaxSeats = 32 // a sixteenth: 2 seats
+	require.NoError(t, d.Update(set))
+	for i := range 31 {
+		d.Seat("", fmt.Sprintf("s%02d", i)).Observe(&Bid{})
+	}
+	d.Tick()
+	require.Equal(t, 31, d.Status().TrackedSeats, "none idle")
+	now = epoch0.Add(2 * set.Window)
+	d.Tick()
+	require.Equal(t, 31, d.Status().TrackedSeats, "seen exactly two windows ago: not idle")
+	now = now.Add(time.Nanosecond)
+	d.Tick()
+	require.Equal(t, 30, d.Status().TrackedSeats, "one idle seat forgotten: a sixteenth free")
 }
