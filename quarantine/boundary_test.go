@@ -455,3 +455,26 @@ func TestEvictionBoundaries(t *testing.T) {
 	d.Tick()
 	require.Equal(t, 30, d.Status().TrackedSeats, "one idle seat forgotten: a sixteenth free")
 }
+
+// The novelty sketch's seen generations age with the seat's activity: the
+// newer one turns over after exactly a baseline window of folded
+// sub-buckets (baselineWindow / sub of them), not one more.
+func TestSeenGenerationsTurnOverAtExactlyABaselineWindow(t *testing.T) {
+	set := defaults()
+	set.BaselineWindow = time.Minute // 6 sub-buckets of 10s
+	s := newSim(t, set, steadySeats(4)...)
+	seenEvery := int(set.BaselineWindow / set.sub())
+	turned, last, gen := 0, -1, 0
+	s.run(10*time.Minute, tick, func() {
+		seat := s.d.seats[0]
+		if seat.det.Load() == nil || seat.seenNew == gen {
+			return
+		}
+		if last >= 0 {
+			require.Equal(t, seenEvery, seat.base.folds-last, "folds between two turnovers at %v", s.elapsed())
+			turned++
+		}
+		last, gen = seat.base.folds, seat.seenNew
+	})
+	require.Greater(t, turned, 3)
+}
