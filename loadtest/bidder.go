@@ -108,10 +108,20 @@ func runBidder(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bidder: %v\n", err)
 		return 2
 	}
+	// Both listeners listen before either serves: once GET /counts
+	// answers, the TLS address accepts too.
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "bidder: %v\n", err)
 		return 1
+	}
+	var tln net.Listener
+	if tlsCfg != nil {
+		if tln, err = net.Listen("tcp", o.tlsListen); err != nil {
+			_ = ln.Close()
+			fmt.Fprintf(stderr, "bidder: %v\n", err)
+			return 1
+		}
 	}
 	fmt.Fprintf(stdout, "loadtest bidder on http://%s (counts: GET %s; -bids %s, -seats %d, -seats-per-response %s)\n",
 		ln.Addr(), countsPath, o.bids, o.seats, o.seatsPerResp)
@@ -119,17 +129,11 @@ func runBidder(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	srv := bd.server(o.idle)
 	errc := make(chan error, 2)
-	go func() { errc <- srv.Serve(ln) }()
-	if tlsCfg != nil {
-		tln, err := net.Listen("tcp", o.tlsListen)
-		if err != nil {
-			fmt.Fprintf(stderr, "bidder: %v\n", err)
-			_ = srv.Shutdown()
-			return 1
-		}
+	if tln != nil {
 		fmt.Fprintf(stdout, "loadtest bidder on https://%s (client certificate required: %v)\n", tln.Addr(), tlsCfg.ClientCAs != nil)
 		go func() { errc <- srv.Serve(tls.NewListener(tln, tlsCfg)) }()
 	}
+	go func() { errc <- srv.Serve(ln) }()
 	code := 0
 	select {
 	case <-ctx.Done():
