@@ -237,7 +237,7 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 	if text, err := fetchText(tlsMetrics); err != nil {
 		fmt.Fprintf(log, "benchrun: %s metrics not read: %v\n", tBidguardTLS, err)
 	} else {
-		notes = append(notes, handshakeNote(text))
+		notes = append(notes, handshakeNote(text, o.rounds*len(modes)))
 	}
 	var names []string
 	for _, s := range services {
@@ -395,10 +395,12 @@ func metricValue(text, series string) (float64, bool) {
 }
 
 // handshakeNote says how many TLS handshakes the TLS upstream row's
-// bidguard made over the whole run against its bidder calls, from its
+// bidguard made over the run's attacks against its bidder calls, from its
 // /metrics at the end: pooled connections make one handshake serve many
-// calls.
-func handshakeNote(metrics string) string {
+// calls. Between two of its attacks the row rests while the other targets
+// run, longer than the upstream's idle timeout, so each attack opens its
+// connections again.
+func handshakeNote(metrics string, attacks int) string {
 	const up = `{upstream="bench"}`
 	handshakes, ok1 := metricValue(metrics, "bidguard_upstream_tls_handshake_seconds_count"+up)
 	calls, ok2 := metricValue(metrics, "bidguard_upstream_duration_seconds_count"+up)
@@ -408,8 +410,9 @@ func handshakeNote(metrics string) string {
 	}
 	per := "no handshake"
 	if handshakes > 0 {
-		per = fmt.Sprintf("%.0f calls per handshake", calls/handshakes)
+		per = fmt.Sprintf("%.0f calls per handshake, %.0f handshakes per attack (its connections are opened again after resting past the upstream's idleTimeoutMs while the other targets run)",
+			calls/handshakes, handshakes/float64(max(attacks, 1)))
 	}
-	return fmt.Sprintf("%s: %.0f TLS handshakes (%.0f resumed) for %.0f bidder calls over the whole run, warmups included (`bidguard_upstream_tls_handshake_seconds_count`): %s.",
-		tBidguardTLS, handshakes, resumed, calls, per)
+	return fmt.Sprintf("%s: %.0f TLS handshakes (%.0f resumed) for %.0f bidder calls over its %d attacks, warmups included (`bidguard_upstream_tls_handshake_seconds_count`): %s.",
+		tBidguardTLS, handshakes, resumed, calls, attacks, per)
 }
