@@ -117,9 +117,10 @@ type tlsBidder struct {
 }
 
 // newTLSBidder serves h over TLS with cert; clientCA, when not nil, is
-// required to have signed the client's certificate. Session tickets are
-// off: every handshake shows the client's certificate.
-func newTLSBidder(t testing.TB, cert leaf, clientCA *certAuthority, h func(w http.ResponseWriter, r *http.Request, body []byte)) *tlsBidder {
+// required to have signed the client's certificate; configure (optional)
+// changes the server before it starts. Session tickets are off: every
+// handshake shows the client's certificate.
+func newTLSBidder(t testing.TB, cert leaf, clientCA *certAuthority, h func(w http.ResponseWriter, r *http.Request, body []byte), configure ...func(*http.Server)) *tlsBidder {
 	t.Helper()
 	b := &tlsBidder{}
 	b.cert.Store(&cert.pair)
@@ -146,6 +147,9 @@ func newTLSBidder(t testing.TB, cert leaf, clientCA *certAuthority, h func(w htt
 		h(w, r, body)
 	}))
 	b.Listener = tls.NewListener(b.Listener, cfg)
+	for _, f := range configure {
+		f(b.Config)
+	}
 	b.Start()
 	b.url = "https://" + b.Listener.Addr().String() + "/bid"
 	t.Cleanup(b.Close)

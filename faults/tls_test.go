@@ -112,10 +112,11 @@ func TestTLSRotation(t *testing.T) {
 			}
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(bidResponse(requestID(body), true))
+		}, func(s *http.Server) {
+			s.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
+				return context.WithValue(ctx, served{}, new(atomic.Int64))
+			}
 		})
-	b.Config.ConnContext = func(ctx context.Context, _ net.Conn) context.Context {
-		return context.WithValue(ctx, served{}, new(atomic.Int64))
-	}
 	tlsKeys := fmt.Sprintf(", tls: {caFile: %q, certFile: %q, keyFile: %q, serverName: %s}", caFile, certFile, keyFile, bidderName)
 	p := startProc(t, procOpts{extra: upstreamYAML(b.url, tlsKeys)})
 	a := byDeadline(t, p, "before")
