@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,6 +36,7 @@ const defaultTmax = 200 * time.Millisecond
 // bidderOptions are the flags of `loadtest bidder`.
 type bidderOptions struct {
 	listen, latency, kinds, countsOut, sample string
+	tlsListen, tlsCert, tlsKey, tlsClientCA   string
 	jump, bids, seatsPerResp                  string
 	late, bad, nobid                          float64
 	priceMedian, priceSigma                   float64
@@ -68,6 +71,10 @@ func runBidder(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.sample, "sample", "", "write a request and a response per kind into this directory (for bidguard check) and exit")
 	fs.BoolVar(&o.listKinds, "list-kinds", false, "list the bad-bid kinds, the gate each one targets and the gate option it needs, and exit")
 	fs.BoolVar(&o.allowRemote, "allow-remote", false, "allow a non-loopback -listen address")
+	fs.StringVar(&o.tlsListen, "tls-listen", "", "also serve bid requests over TLS on this address (loopback unless -allow-remote; needs -tls-cert and -tls-key)")
+	fs.StringVar(&o.tlsCert, "tls-cert", "", "PEM server certificate (chain) of -tls-listen")
+	fs.StringVar(&o.tlsKey, "tls-key", "", "PEM private key of -tls-cert")
+	fs.StringVar(&o.tlsClientCA, "tls-client-ca", "", "PEM CA certificates: TLS clients must present a certificate one of them signed")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -87,21 +94,45 @@ func runBidder(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "bidder: %v\n", err)
 		return 2
 	}
-	if err := checkListen(o.listen, o.allowRemote); err != nil {
+	for _, addr := range []string{o.listen, o.tlsListen} {
+		if addr == "" {
+			continue
+		}
+		if err := checkListen(addr, o.allowRemote); err != nil {
+			fmt.Fprintf(stderr, "bidder: %v\n", err)
+			return 2
+		}
+	}
+	tlsCfg, err := bidderTLS(o)
+	if err != nil {
 		fmt.Fprintf(stderr, "bidder: %v\n", err)
 		return 2
 	}
+	// Both listeners listen before either serves: once GET /counts
+	// answers, the TLS address accepts too.
 	ln, err := net.Listen("tcp", o.listen)
 	if err != nil {
 		fmt.Fprintf(stderr, "bidder: %v\n", err)
 		return 1
+	}
+	var tln net.Listener
+	if tlsCfg != nil {
+		if tln, err = net.Listen("tcp", o.tlsListen); err != nil {
+			_ = ln.Close()
+			fmt.Fprintf(stderr, "bidder: %v\n", err)
+			return 1
+		}
 	}
 	fmt.Fprintf(stdout, "loadtest bidder on http://%s (counts: GET %s; -bids %s, -seats %d, -seats-per-response %s)\n",
 		ln.Addr(), countsPath, o.bids, o.seats, o.seatsPerResp)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv := bd.server(o.idle)
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
+	if tln != nil {
+		fmt.Fprintf(stdout, "loadtest bidder on https://%s (client certificate required: %v)\n", tln.Addr(), tlsCfg.ClientCAs != nil)
+		go func() { errc <- srv.Serve(tls.NewListener(tln, tlsCfg)) }()
+	}
 	go func() { errc <- srv.Serve(ln) }()
 	code := 0
 	select {
@@ -121,6 +152,38 @@ func runBidder(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// bidderTLS is the TLS configuration of -tls-listen (nil without it):
+// the server certificate, and with -tls-client-ca a client certificate
+// that CA signed is required. The TLS flags go together.
+func bidderTLS(o bidderOptions) (*tls.Config, error) {
+	if o.tlsListen == "" {
+		if o.tlsCert != "" || o.tlsKey != "" || o.tlsClientCA != "" {
+			return nil, errors.New("-tls-cert, -tls-key and -tls-client-ca need -tls-listen")
+		}
+		return nil, nil
+	}
+	if o.tlsCert == "" || o.tlsKey == "" {
+		return nil, errors.New("-tls-listen needs -tls-cert and -tls-key")
+	}
+	pair, err := tls.LoadX509KeyPair(o.tlsCert, o.tlsKey)
+	if err != nil {
+		return nil, fmt.Errorf("-tls-cert: %w", err)
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}
+	if o.tlsClientCA != "" {
+		pem, err := os.ReadFile(o.tlsClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("-tls-client-ca: %w", err)
+		}
+		cfg.ClientCAs = x509.NewCertPool()
+		if !cfg.ClientCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("-tls-client-ca: %s holds no PEM certificate", o.tlsClientCA)
+		}
+		cfg.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return cfg, nil
 }
 
 // latencyDist is the fake bidder's answer delay.

@@ -93,6 +93,9 @@
 // counts map each bad tag to its gate, so a report counts them per gate.
 // GET /counts returns what was sent, per tag; -counts-out writes it at
 // exit.
+// -tls-listen serves bid requests over TLS as well, on a second address
+// (-tls-cert, -tls-key; -tls-client-ca requires a client certificate that
+// CA signed): the TLS upstream of the comparison runner.
 //
 // # seats
 //

@@ -50,7 +50,7 @@ func runBadmix(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "badmix: %v\n", err)
 		return 1
 	}
-	bg, metrics, err := e.startBidguard(ctx, tBidguard, filepath.Join(e.bin, "bidguard"), bidder)
+	bg, metrics, err := e.startBidguard(ctx, tBidguard, filepath.Join(e.bin, "bidguard"), plainUpstream(bidder))
 	if err != nil {
 		fmt.Fprintf(stderr, "badmix: %v\n", err)
 		return 1

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -144,7 +145,17 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 	defer e.procs.stopAll()
 	fmt.Fprintf(log, "benchrun: run directory %s\n", e.procs.dir)
 	m := describeMachine()
-	bidder, bidderGroup, err := e.startBidder(ctx, "-latency", o.bidderLatency)
+	// The bidder serves TLS on a second port for the TLS upstream row:
+	// a private CA, client certificates required.
+	tlsFiles, err := writeTLSFiles(filepath.Join(e.procs.dir, "tls"))
+	if err != nil {
+		return "", err
+	}
+	tlsPort, err := freePort()
+	if err != nil {
+		return "", err
+	}
+	bidder, bidderGroup, err := e.startBidder(ctx, append([]string{"-latency", o.bidderLatency}, tlsFiles.bidderFlags(loopback(tlsPort))...)...)
 	if err != nil {
 		return "", err
 	}
@@ -172,17 +183,23 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 	}
 	services = append(services, std)
 	if o.baseline != "" {
-		base, _, err := e.startBidguard(ctx, tBaseline, o.baseline, bidder)
+		base, _, err := e.startBidguard(ctx, tBaseline, o.baseline, plainUpstream(bidder))
 		if err != nil {
 			return "", fmt.Errorf("-baseline: %w", err)
 		}
 		services = append(services, base)
 	}
-	bg, _, err := e.startBidguard(ctx, tBidguard, filepath.Join(e.bin, "bidguard"), bidder)
+	bg, _, err := e.startBidguard(ctx, tBidguard, filepath.Join(e.bin, "bidguard"), plainUpstream(bidder))
 	if err != nil {
 		return "", err
 	}
 	services = append(services, bg)
+	bgTLS, tlsMetrics, err := e.startBidguard(ctx, tBidguardTLS, filepath.Join(e.bin, "bidguard"),
+		upstreamSpec{url: "https://" + loopback(tlsPort) + "/bid", tls: &tlsFiles})
+	if err != nil {
+		return "", err
+	}
+	services = append(services, bgTLS)
 
 	res := results{}
 	last := map[string]map[string]string{} // mode → target → the last round's file
@@ -216,6 +233,12 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 		}
 	}
 	m.loadAfter = loadAvg()
+	notes := skipped
+	if text, err := fetchText(tlsMetrics); err != nil {
+		fmt.Fprintf(log, "benchrun: %s metrics not read: %v\n", tBidguardTLS, err)
+	} else {
+		notes = append(notes, handshakeNote(text, o.rounds*len(modes)))
+	}
 	var names []string
 	for _, s := range services {
 		names = append(names, s.name)
@@ -224,7 +247,7 @@ func compare(ctx context.Context, o compareOptions, modes []mode, log io.Writer)
 	if len(os.Args) > 2 {
 		cmdline += " COMPARE_ARGS='" + strings.Join(os.Args[2:], " ") + "'"
 	}
-	md := renderReport(m, cmdline, o, modes, names, res, skipped)
+	md := renderReport(m, cmdline, o, modes, names, res, notes)
 	if err := os.WriteFile(filepath.Join(o.out, "compare.md"), []byte(md), 0o644); err != nil {
 		return "", err
 	}
@@ -343,4 +366,53 @@ func readSummary(path string) (*attackSummary, error) {
 		return nil, err
 	}
 	return nil, fmt.Errorf("%s: no summary record", path)
+}
+
+// fetchText GETs url (an admin /metrics) and returns the body.
+func fetchText(url string) (string, error) {
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err == nil && resp.StatusCode != http.StatusOK {
+		err = fmt.Errorf("%s: status %d", url, resp.StatusCode)
+	}
+	return string(body), err
+}
+
+// metricValue is one series' value in a Prometheus text exposition.
+func metricValue(text, series string) (float64, bool) {
+	for _, line := range strings.Split(text, "\n") {
+		if name, val, ok := strings.Cut(line, " "); ok && name == series {
+			v, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
+}
+
+// handshakeNote says how many TLS handshakes the TLS upstream row's
+// bidguard made over the run's attacks against its bidder calls, from its
+// /metrics at the end: pooled connections make one handshake serve many
+// calls. Between two of its attacks the row rests while the other targets
+// run, longer than the upstream's idle timeout, so each attack opens its
+// connections again.
+func handshakeNote(metrics string, attacks int) string {
+	const up = `{upstream="bench"}`
+	handshakes, ok1 := metricValue(metrics, "bidguard_upstream_tls_handshake_seconds_count"+up)
+	calls, ok2 := metricValue(metrics, "bidguard_upstream_duration_seconds_count"+up)
+	resumed, _ := metricValue(metrics, "bidguard_upstream_tls_resumed_total"+up)
+	if !ok1 || !ok2 {
+		return tBidguardTLS + ": its /metrics has no TLS handshake or call count for the upstream."
+	}
+	per := "no handshake"
+	if handshakes > 0 {
+		per = fmt.Sprintf("%.0f calls per handshake, %.0f handshakes per attack (its connections are opened again after resting past the upstream's idleTimeoutMs while the other targets run)",
+			calls/handshakes, handshakes/float64(max(attacks, 1)))
+	}
+	return fmt.Sprintf("%s: %.0f TLS handshakes (%.0f resumed) for %.0f bidder calls over its %d attacks, warmups included (`bidguard_upstream_tls_handshake_seconds_count`): %s.",
+		tBidguardTLS, handshakes, resumed, calls, attacks, per)
 }

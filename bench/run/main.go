@@ -2,6 +2,7 @@
 // load test on loopback, starting and stopping every process itself.
 //
 //	benchrun compare [flags]   make compare: direct, bare fasthttp proxy, nginx, httputil, bidguard
+//	                           (plain and over a TLS upstream)
 //	benchrun badmix [flags]    make loadtest: the bad-bid mix through bidguard; fails if one got through
 //	benchrun proxy -impl fasthttp|httputil -listen ADDR -upstream ADDR
 //	                           a baseline proxy (started by compare as a child process)

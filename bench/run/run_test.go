@@ -189,7 +189,7 @@ func TestGroupCPULive(t *testing.T) {
 }
 
 func TestBidguardConfigKeepsTheEmbeddedPolicy(t *testing.T) {
-	cfg, err := bidguardConfig("127.0.0.1:1", "127.0.0.1:2", "http://127.0.0.1:3/bid", "")
+	cfg, err := bidguardConfig("127.0.0.1:1", "127.0.0.1:2", plainUpstream("127.0.0.1:3"), "")
 	require.NoError(t, err)
 	var got map[string]any
 	require.NoError(t, yaml.Unmarshal(cfg, &got))
@@ -208,6 +208,20 @@ func TestBidguardConfigKeepsTheEmbeddedPolicy(t *testing.T) {
 	out, err = exec.Command(bin, "config", "validate", "--config", path).CombinedOutput()
 	require.NoError(t, err, string(out))
 	require.Contains(t, string(out), "rtb.floor")
+
+	// The TLS upstream row's config: an https url and the tls block, which
+	// bidguard accepts (it reads the files when it validates).
+	files, err := writeTLSFiles(t.TempDir())
+	require.NoError(t, err)
+	cfg, err = bidguardConfig("127.0.0.1:1", "127.0.0.1:2", upstreamSpec{url: "https://127.0.0.1:3/bid", tls: &files}, "")
+	require.NoError(t, err)
+	got = nil
+	require.NoError(t, yaml.Unmarshal(cfg, &got))
+	require.Equal(t, []any{map[string]any{"name": "bench", "url": "https://127.0.0.1:3/bid", "path": "/",
+		"tls": map[string]any{"caFile": files.ca, "certFile": files.clientCert, "keyFile": files.clientKey}}}, got["upstreams"])
+	require.NoError(t, os.WriteFile(path, cfg, 0o644))
+	out, err = exec.Command(bin, "config", "validate", "--config", path).CombinedOutput()
+	require.NoError(t, err, string(out))
 }
 
 func TestNginxConf(t *testing.T) {

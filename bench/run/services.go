@@ -34,11 +34,14 @@ const (
 	tNginx    = "nginx"
 	tHTTPUtil = "httputil"
 	tBidguard = "bidguard"
-	tBaseline = "bidguard baseline" // compare -baseline: an earlier build, for before/after tables
+	// tBidguardTLS is bidguard reaching the bidder over TLS (a private CA,
+	// a client certificate), next to the plain row.
+	tBidguardTLS = "bidguard, TLS upstream"
+	tBaseline    = "bidguard baseline" // compare -baseline: an earlier build, for before/after tables
 )
 
 // fileName is a target's name as it appears in file names.
-func fileName(target string) string { return strings.ReplaceAll(target, " ", "-") }
+func fileName(target string) string { return strings.NewReplacer(" ", "-", ",", "").Replace(target) }
 
 // env is what every command needs: the binaries, the children, the request
 // used for readiness probes.
@@ -138,11 +141,21 @@ func (e *env) startProxy(ctx context.Context, name, impl, bidder string) (servic
 	return s, waitReady(ctx, c, e.postProbe(s.url))
 }
 
+// upstreamSpec is the bidder a bidguard reaches: its URL and, for an
+// https one, the files of the tls block.
+type upstreamSpec struct {
+	url string
+	tls *tlsFiles
+}
+
+// plainUpstream is the fake bidder at addr over plain HTTP.
+func plainUpstream(addr string) upstreamSpec { return upstreamSpec{url: "http://" + addr + "/bid"} }
+
 // startBidguard starts the bidguard binary (bin/bidguard, or an earlier
 // build for compare -baseline) as service name: serve with the embedded
 // config, its listeners and upstream replaced (see bidguardConfig). It
 // returns the service and the admin /metrics URL.
-func (e *env) startBidguard(ctx context.Context, name, binary, bidder string) (service, string, error) {
+func (e *env) startBidguard(ctx context.Context, name, binary string, up upstreamSpec) (service, string, error) {
 	port, err := freePort()
 	if err != nil {
 		return service{}, "", err
@@ -151,7 +164,7 @@ func (e *env) startBidguard(ctx context.Context, name, binary, bidder string) (s
 	if err != nil {
 		return service{}, "", err
 	}
-	cfg, err := bidguardConfig(loopback(port), loopback(admin), "http://"+bidder+"/bid", e.seatsDir)
+	cfg, err := bidguardConfig(loopback(port), loopback(admin), up, e.seatsDir)
 	if err != nil {
 		return service{}, "", err
 	}
@@ -174,8 +187,9 @@ func (e *env) startBidguard(ctx context.Context, name, binary, bidder string) (s
 
 // bidguardConfig is the embedded configs/bidguard.yaml (so the default
 // policy is exactly the embedded one) with listen, adminListen and
-// upstreams replaced, and seatsDir set when not empty.
-func bidguardConfig(listen, admin, upstream, seatsDir string) ([]byte, error) {
+// upstreams replaced (with a tls block for up.tls), and seatsDir set when
+// not empty.
+func bidguardConfig(listen, admin string, up upstreamSpec, seatsDir string) ([]byte, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(configs.Default, &doc); err != nil {
 		return nil, err
@@ -185,7 +199,11 @@ func bidguardConfig(listen, admin, upstream, seatsDir string) ([]byte, error) {
 	}
 	root := doc.Content[0]
 	var ups yaml.Node
-	if err := ups.Encode([]map[string]string{{"name": "bench", "url": upstream, "path": "/"}}); err != nil {
+	entry := map[string]any{"name": "bench", "url": up.url, "path": "/"}
+	if up.tls != nil {
+		entry["tls"] = map[string]string{"caFile": up.tls.ca, "certFile": up.tls.clientCert, "keyFile": up.tls.clientKey}
+	}
+	if err := ups.Encode([]map[string]any{entry}); err != nil {
 		return nil, err
 	}
 	set := map[string]*yaml.Node{

@@ -185,6 +185,15 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 				}
 				b.WriteString(".\n")
 			}
+			if tlsThr, ok := r.median(md.name, tBidguardTLS, statThroughput); ok {
+				thr, haveThr := r.median(md.name, tBidguard, statThroughput)
+				fmt.Fprintf(&b, "\n%s against bidguard: %s the throughput", tBidguardTLS, ratio(tlsThr, thr, haveThr))
+				if plainCPU, ok := r.cpuMedian(md.name, tBidguard); ok {
+					cpu, ok := r.cpuMedian(md.name, tBidguardTLS)
+					fmt.Fprintf(&b, ", %s the CPU per request", ratio(cpu, plainCPU, ok))
+				}
+				b.WriteString(".\n")
+			}
 			continue
 		}
 		nginx50, _ := r.median(md.name, tNginx, statP50)
@@ -213,6 +222,12 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 			p50, _ := r.median(md.name, tBidguard, statP50)
 			p99, _ := r.median(md.name, tBidguard, statP99)
 			fmt.Fprintf(&b, "\nbidguard against the baseline build: p50 %s, p99 %s.\n", ratio(p50, base50, true), ratio(p99, base99, true))
+		}
+		if tls50, ok := r.median(md.name, tBidguardTLS, statP50); ok {
+			tls99, _ := r.median(md.name, tBidguardTLS, statP99)
+			p50, have := r.median(md.name, tBidguard, statP50)
+			p99, _ := r.median(md.name, tBidguard, statP99)
+			fmt.Fprintf(&b, "\n%s against bidguard: p50 %s, p99 %s.\n", tBidguardTLS, ratio(tls50, p50, have), ratio(tls99, p99, have))
 		}
 	}
 	b.WriteString("\nCPU µs/req is the target's own CPU time (user + system, all its processes: nginx's workers included; for direct, the bidder's) over the requests the bidder received, from /proc before and after each attack, warmup included; the kernel counts it in clock ticks (10 ms at 100 Hz). Throughput ratios: higher is better; latency and CPU ratios: lower is better. A late-send share over 1% means the generator could not keep the schedule in that run (its latencies still count from the scheduled times).\n")
