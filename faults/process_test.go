@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 func TestProcessSIGTERMUnderLoad(t *testing.T) {
@@ -34,11 +36,11 @@ func TestProcessSIGTERMUnderLoad(t *testing.T) {
 
 func TestProcessSIGTERMHungBidder(t *testing.T) {
 	scenario(t, "process/sigterm-hung-bidder")
-	b := newRawBidder(t, func(c net.Conn) {
+	b := testbidder.Raw(t, func(c *testbidder.Conn) {
 		_, _ = readBidRequest(bufio.NewReader(c))
 		_, _ = c.Read(make([]byte, 1)) // never answers; returns when bidguard or the test closes it
 	})
-	p := startProc(t, procOpts{upstream: b.url})
+	p := startProc(t, procOpts{upstream: b.URL + "/bid"})
 	const n = 10
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -120,7 +122,7 @@ func TestProcessPanicInUpstreamCall(t *testing.T) {
 		require.Equal(t, 204, a.status)
 	}
 	require.EqualValues(t, 3, p.metric(`bidguard_panics_total{where="upstream"}`))
-	require.Zero(t, b.calls.Load())
+	require.Zero(t, b.Calls.Load())
 	p.healthy()
 }
 

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // prometheusLifetime bounds the Prometheus server a scenario starts: it is
@@ -49,8 +51,8 @@ func prometheusTools(t *testing.T) (prom, promtool string) {
 // promBidder answers every bid request with a good banner bid, a video bid
 // on the video imp (creativeSize skips it: bids_skipped_total{why="media"})
 // and a bad one (impidMatch rejects it: bids_rejected_total).
-func promBidder(t *testing.T) *httpBidder {
-	return startHTTPBidder(t, 0, func(w http.ResponseWriter, r *http.Request, body []byte) {
+func promBidder(t *testing.T) *testbidder.Bidder {
+	return newHTTPBidder(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		time.Sleep(2 * time.Millisecond)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":%q,"cur":"USD","seatbid":[{"seat":"s1","bid":[`+

@@ -202,15 +202,14 @@ func TestTLSPooled(t *testing.T) {
 		time.Sleep(2 * settleTime) // pacing: the connection rests, as between real auctions
 	}
 	handshakes := sc.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`)
-	t.Logf("%d auctions: %v handshakes, %d connections", n, handshakes, b.accepted.Load())
-	require.EqualValues(t, b.accepted.Load(), handshakes, "one handshake per connection")
+	t.Logf("%d auctions: %v handshakes, %d connections", n, handshakes, b.Accepted.Load())
+	require.EqualValues(t, b.Accepted.Load(), handshakes, "one handshake per connection")
 	require.EqualValues(t, 1, handshakes, "one connection for all")
 
 	// The bidder restarts (same TLS configuration, so the same ticket
 	// keys): the probe finds the connection closed, the next one resumes.
-	addr := b.addr
-	b.stop()
-	b.start(addr)
+	b.Stop()
+	b.Restart()
 	sc.auction("/bid")
 	require.EqualValues(t, 2, sc.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`))
 	require.EqualValues(t, 1, sc.metric(`bidguard_upstream_tls_resumed_total{upstream="dsp"}`))
@@ -284,7 +283,7 @@ func TestTLSStaleAndSlowHandshake(t *testing.T) {
 	}
 	requireEachSeenOnce(t, b.keepAliveBidder, ids)
 	require.Positive(t, sc.metric(`bidguard_upstream_conns_closed_total{reason="stale"}`), sc.failureCounts())
-	require.EqualValues(t, b.accepted.Load(), sc.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`))
+	require.EqualValues(t, b.Accepted.Load(), sc.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`))
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -18,6 +17,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // Settings of the kill -9 test: a small queue and many rejected bids per
@@ -119,13 +120,7 @@ func allRejectedBidder(t *testing.T) string {
 		bids = append(bids, fmt.Sprintf(`{"id":"b%d","impid":"nope","price":1,"crid":"c%d","adomain":["brand.com"]}`, i, i))
 	}
 	body := `{"id":"r1","seatbid":[{"seat":"s1","bid":[` + strings.Join(bids, ",") + `]}]}`
-	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(b.Close)
-	return b.URL + "/bid"
+	return testbidder.HTTP(t, testbidder.Answer(200, []byte(body))).URL + "/bid"
 }
 
 // runServeUnderLoad starts serve, loads it for killLoadFor while scraping

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
+	"github.com/bidguard/bidguard/internal/testbidder"
 	"github.com/bidguard/bidguard/quarantine"
 	"github.com/bidguard/bidguard/rtb"
 )
@@ -40,8 +40,7 @@ type jumpingBidder struct {
 
 func newJumpingBidder(t *testing.T) *jumpingBidder {
 	b := &jumpingBidder{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
+	srv := testbidder.HTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		n := b.n.Add(1)
 		var bids []string
 		for _, seat := range []string{"s1", "s2", "s3"} {
@@ -54,8 +53,7 @@ func newJumpingBidder(t *testing.T) *jumpingBidder {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"r1","cur":"USD","seatbid":[`+strings.Join(bids, ",")+`]}`)
-	}))
-	t.Cleanup(srv.Close)
+	})
 	b.url = srv.URL + "/bid"
 	return b
 }

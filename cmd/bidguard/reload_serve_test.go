@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // Reload through `serve`: real requests to a fake bidder on loopback whose
@@ -33,15 +34,10 @@ func reloadServeConfig(pollMs, maxPrice string) string {
 		"policy:\n  gates:\n    - gate: impidMatch\n    - {gate: bidSanity, options: {maxPrice: " + maxPrice + "}}\n"
 }
 
+// fakeBidder answers every request with reloadBid; it returns its URL.
 func fakeBidder(t *testing.T) string {
 	t.Helper()
-	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, reloadBid)
-	}))
-	t.Cleanup(b.Close)
-	return b.URL + "/bid"
+	return testbidder.HTTP(t, testbidder.Answer(200, []byte(reloadBid))).URL + "/bid"
 }
 
 // reloadConfigDir writes the config and an empty seats dir.
