@@ -79,7 +79,7 @@ func TestProcessKill9Restart(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
-	<-p.done
+	<-p.Done()
 	start := time.Now()
 	p2 := startProc(t, procOpts{upstream: b.URL + "/bid", args: []string{"--listen", addr}})
 	require.Equal(t, addr, p2.addr)
@@ -151,6 +151,6 @@ func TestProcessSIGTERMIdleKeepAlive(t *testing.T) {
 	require.NoError(t, err, "answered, not refused")
 	require.Equal(t, 204, a.status)
 	require.Equal(t, "close", a.header["connection"])
-	<-p.done
-	require.NoError(t, p.waitErr)
+	<-p.Done()
+	require.NoError(t, p.Err())
 }

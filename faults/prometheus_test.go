@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/internal/testbidder"
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
 // prometheusLifetime bounds the Prometheus server a scenario starts: it is
@@ -285,7 +286,7 @@ scrape_configs:
 		"--storage.tsdb.retention.time=1h",
 		"--web.listen-address="+listen,
 		"--log.level=warn")
-	var logs syncBuffer
+	var logs testserve.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})

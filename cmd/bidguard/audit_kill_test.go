@@ -2,11 +2,9 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/internal/testbidder"
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
 // Settings of the kill -9 test: a small queue and many rejected bids per
@@ -54,10 +53,7 @@ func TestServeAuditKill9(t *testing.T) {
 		t.Skip("builds the binary and kills it: not under -short")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bidguard")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testserve.Build(t)
 	bidder := allRejectedBidder(t)
 	require.NoError(t, writeFile(filepath.Join(dir, "audit.key"), auditKey))
 	cfg := filepath.Join(dir, "bidguard.yaml")
@@ -128,14 +124,8 @@ func allRejectedBidder(t *testing.T) string {
 func runServeUnderLoad(t *testing.T, bin, cfg, bidder string, graceful bool) *killRun {
 	t.Helper()
 	run := &killRun{start: time.Now()}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfg, "--upstream", bidder)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	m := waitServing(t, &stderr, nil)
-	addr, admin := m[1], m[2]
+	p := testserve.Start(t, testserve.Options{Bin: bin, Args: []string{"--config", cfg, "--upstream", bidder}})
+	addr, admin := p.Addr, p.Admin
 
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: killClients}}
 	defer client.CloseIdleConnections()
@@ -191,18 +181,17 @@ func runServeUnderLoad(t *testing.T, bin, cfg, bidder string, graceful bool) *ki
 	select {
 	case <-enough:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("fewer than %d scrapes of /metrics in 20 s; stderr: %s", killScrapes, stderr.String())
+		t.Fatalf("fewer than %d scrapes of /metrics in 20 s; stderr: %s", killScrapes, p.Log)
 	}
 	if graceful {
 		stop()
 		wg.Wait()
 		<-scraped
-		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-		require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
+		p.Stop() // exit 0 after SIGTERM
 		return run
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait()
+	p.Signal(syscall.SIGKILL)
+	<-p.Done()
 	stop()
 	wg.Wait()
 	<-scraped

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -99,15 +97,8 @@ func TestGrafanaDashboardQueriesExistingMetrics(t *testing.T) {
 			{"id":"tax","impid":"1","price":1,"crid":"c3","adomain":["brand.com"],"adm":"<div>ad</div>","w":300,"h":250,"mtype":1,"cattax":2,"cat":["x"]}]}]}`)
 	})
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var errOut syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- serve(ctx, serveFlags{config: loopbackConfig(t), upstream: bidder.URL + "/"}, nil, &errOut)
-	}()
-	m := waitServing(t, &errOut, nil)
-	addr, admin := m[1], m[2]
+	s, stop := serveInProcess(t, serveFlags{config: loopbackConfig(t), upstream: bidder.URL + "/"})
+	addr, admin, errOut := s.addr, s.admin, s.stderr
 
 	req := `{"id":"r1","tmax":500,"bcat":["IAB25"],"imp":[{"id":"1","banner":{"w":300,"h":250}}]}`
 	for range 3 {
@@ -137,13 +128,7 @@ func TestGrafanaDashboardQueriesExistingMetrics(t *testing.T) {
 		require.True(t, described[fam], "%s is exposed with its # HELP", fam)
 	}
 	require.Regexp(t, `(?m)^bidguard_build_info\{version="`+regexp.QuoteMeta(version)+`",revision="`+regexp.QuoteMeta(revision)+`",goversion="go[^"]+"\} 1$`, string(body))
-	cancel()
-	select {
-	case code := <-done:
-		require.Equal(t, 0, code)
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	require.Equal(t, 0, stop())
 }
 
 // TestDashboardCheckCanFail shows the check above catches a metric that does

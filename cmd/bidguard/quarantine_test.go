@@ -21,6 +21,7 @@ import (
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
 	"github.com/bidguard/bidguard/internal/testbidder"
+	"github.com/bidguard/bidguard/internal/testserve"
 	"github.com/bidguard/bidguard/quarantine"
 	"github.com/bidguard/bidguard/rtb"
 )
@@ -133,7 +134,7 @@ func TestQuarantineEndToEnd(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func() { mu.Lock(); now = now.Add(time.Second); mu.Unlock() }
-	var logBuf syncBuffer
+	var logBuf testserve.Buffer
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	snap, err := loadSnapshot(path)
 	require.NoError(t, err)
