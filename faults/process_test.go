@@ -36,10 +36,7 @@ func TestProcessSIGTERMUnderLoad(t *testing.T) {
 
 func TestProcessSIGTERMHungBidder(t *testing.T) {
 	scenario(t, "process/sigterm-hung-bidder")
-	b := testbidder.Raw(t, func(c *testbidder.Conn) {
-		_, _ = readBidRequest(bufio.NewReader(c))
-		_, _ = c.Read(make([]byte, 1)) // never answers; returns when bidguard or the test closes it
-	})
+	b := testbidder.Raw(t, testbidder.Hang) // never answers; returns when bidguard or the test closes it
 	p := startProc(t, procOpts{upstream: b.URL + "/bid"})
 	const n = 10
 	var wg sync.WaitGroup
@@ -56,7 +53,7 @@ func TestProcessSIGTERMHungBidder(t *testing.T) {
 			require.LessOrEqual(t, took, 495*time.Millisecond+deadlineTolerance)
 		}()
 	}
-	time.Sleep(100 * time.Millisecond)
+	require.Eventually(t, func() bool { return b.Calls.Load() >= n }, 10*time.Second, 5*time.Millisecond, "every request in flight at the bidder")
 	start := time.Now()
 	p.stop()
 	require.Less(t, time.Since(start), 3*time.Second, "in-flight requests end at their deadline, then the process exits")
@@ -143,7 +140,14 @@ func TestProcessSIGTERMIdleKeepAlive(t *testing.T) {
 	require.Equal(t, 200, a.status)
 
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	time.Sleep(100 * time.Millisecond)
+	require.Eventually(t, func() bool { // the shutdown began: /readyz turns 503, or the admin listener is gone
+		resp, err := http.Get("http://" + p.admin + "/readyz")
+		if err != nil {
+			return true
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode != http.StatusOK
+	}, 10*time.Second, 5*time.Millisecond)
 	_, err = c.Write(httpRequest(bidRequest("after-sigterm", 500)))
 	require.NoError(t, err)
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))

@@ -54,13 +54,12 @@ func prometheusTools(t *testing.T) (prom, promtool string) {
 // and a bad one (impidMatch rejects it: bids_rejected_total).
 func promBidder(t *testing.T) *testbidder.Bidder {
 	return newHTTPBidder(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		time.Sleep(2 * time.Millisecond)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":%q,"cur":"USD","seatbid":[{"seat":"s1","bid":[`+
 			`{"id":"b1","impid":"1","price":1.5,"adomain":["brand.example"],"crid":"c1","w":300,"h":250,"mtype":1,"adm":"<b>ad</b>"},`+
 			`{"id":"v1","impid":"3","price":2,"adomain":["brand.example"],"crid":"c3","mtype":2,"adm":"<VAST version=\"4.0\"></VAST>"},`+
 			`{"id":"bad-1","impid":"999","price":2.5,"adomain":["evil.example"],"crid":"c9","adm":"<b>x</b>"}]}]}`, requestID(body))
-	})
+	}, testbidder.Latency(2*time.Millisecond))
 }
 
 const promPolicy = `policy:

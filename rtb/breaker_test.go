@@ -160,28 +160,8 @@ func (sc *sidecar) readyz() int {
 // are logged.
 func TestBreakerBidderDown(t *testing.T) {
 	hung := func(t *testing.T) (string, func() int64) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		var accepted sync.Map
-		var n int64
-		var mu sync.Mutex
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				n++
-				mu.Unlock()
-				accepted.Store(c, true) // held open, never answered
-			}
-		}()
-		t.Cleanup(func() {
-			_ = ln.Close()
-			accepted.Range(func(c, _ any) bool { _ = c.(net.Conn).Close(); return true })
-		})
-		return "http://" + ln.Addr().String() + "/bid", func() int64 { mu.Lock(); defer mu.Unlock(); return n }
+		b := testbidder.Raw(t, func(c *testbidder.Conn) { _, _ = io.Copy(io.Discard, c) }) // held open, never answered
+		return b.URL + "/bid", b.Accepted.Load
 	}
 	f := func(name string, bidder func(t *testing.T) (url string, calls func() int64), kind, logged string) {
 		t.Run(name, func(t *testing.T) {

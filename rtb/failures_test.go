@@ -16,40 +16,11 @@ import (
 	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
-// rawBidder accepts TCP connections on loopback and hands each to serve;
-// every connection is closed when the test ends.
+// rawBidder is a testbidder.Raw running serve on each connection; it
+// returns the bidder's URL.
 func rawBidder(t *testing.T, serve func(c net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var mu sync.Mutex
-	var conns []net.Conn
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() { defer wg.Done(); serve(c) }()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return "http://" + ln.Addr().String()
+	return testbidder.Raw(t, func(c *testbidder.Conn) { serve(c.Conn) }).URL
 }
 
 // readRequest reads until the end of the request headers and body (the

@@ -266,7 +266,7 @@ func TestShutdownIsGraceful(t *testing.T) {
 		defer cancel()
 		done <- sc.srv.Shutdown(ctx)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	require.Eventually(t, func() bool { return !sc.srv.Ready() }, 5*time.Second, time.Millisecond, "shutdown began")
 	close(release)
 	a := <-got
 	require.Equal(t, 200, a.status, "the request in flight is answered")
