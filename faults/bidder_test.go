@@ -3,15 +3,11 @@ package faults
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/require"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // bidResponse answers request id with good bids for imps 1-3 and one bad
@@ -41,93 +37,26 @@ func requestID(body []byte) string {
 	return ""
 }
 
-// httpBidder is a fake bidder on loopback (net/http) counting its calls.
-type httpBidder struct {
-	*httptest.Server
-	calls atomic.Int64
-}
-
-func newHTTPBidder(t testing.TB, h func(w http.ResponseWriter, r *http.Request, body []byte)) *httpBidder {
+// newHTTPBidder is a testbidder.HTTP whose handler gets the request body.
+func newHTTPBidder(t testing.TB, h func(w http.ResponseWriter, r *http.Request, body []byte), opts ...testbidder.Option) *testbidder.Bidder {
 	t.Helper()
-	return startHTTPBidder(t, 0, h)
-}
-
-// startHTTPBidder is newHTTPBidder with the bidder's keep-alive idle
-// timeout (0: net/http's default), set before the server starts serving.
-func startHTTPBidder(t testing.TB, idle time.Duration, h func(w http.ResponseWriter, r *http.Request, body []byte)) *httpBidder {
-	t.Helper()
-	b := &httpBidder{}
-	b.Server = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return testbidder.HTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		b.calls.Add(1)
 		h(w, r, body)
-	}))
-	b.Config.IdleTimeout = idle
-	b.Start()
-	t.Cleanup(b.Close)
-	return b
+	}, opts...)
 }
 
 // goodBidder answers after latency with two good bids and one bad one.
-func goodBidder(t testing.TB, latency time.Duration) *httpBidder {
+func goodBidder(t testing.TB, latency time.Duration) *testbidder.Bidder {
 	return goodBidderIdle(t, latency, 0)
 }
 
 // goodBidderIdle is goodBidder closing connections idle for longer than idle.
-func goodBidderIdle(t testing.TB, latency, idle time.Duration) *httpBidder {
-	return startHTTPBidder(t, idle, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		if latency > 0 {
-			time.Sleep(latency)
-		}
+func goodBidderIdle(t testing.TB, latency, idle time.Duration) *testbidder.Bidder {
+	return newHTTPBidder(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(bidResponse(requestID(body), true))
-	})
-}
-
-// rawBidder accepts TCP connections on loopback and runs script on each;
-// every connection is closed when the test ends.
-type rawBidder struct {
-	ln    net.Listener
-	url   string
-	conns atomic.Int64
-	mu    sync.Mutex
-	open  []net.Conn
-	wg    sync.WaitGroup
-}
-
-func newRawBidder(t testing.TB, script func(c net.Conn)) *rawBidder {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	b := &rawBidder{ln: ln, url: "http://" + ln.Addr().String() + "/bid"}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b.conns.Add(1)
-			b.mu.Lock()
-			b.open = append(b.open, c)
-			b.mu.Unlock()
-			b.wg.Add(1)
-			go func() { defer b.wg.Done(); defer c.Close(); script(c) }()
-		}
-	}()
-	t.Cleanup(b.close)
-	return b
-}
-
-func (b *rawBidder) close() {
-	_ = b.ln.Close()
-	b.mu.Lock()
-	for _, c := range b.open {
-		_ = c.Close()
-	}
-	b.mu.Unlock()
-	b.wg.Wait()
+	}, testbidder.Latency(latency), testbidder.IdleTimeout(idle))
 }
 
 // readBidRequest reads one HTTP request (Content-Length framed, as bidguard

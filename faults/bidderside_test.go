@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // bidderTmaxMs is the tmax of the bidder-side scenarios: D = 195 ms.
@@ -43,7 +45,7 @@ func okResponse(body string, extra ...string) string {
 
 func TestBidderSlowDrip(t *testing.T) {
 	scenario(t, "bidder/slow-drip")
-	b := newRawBidder(t, func(c net.Conn) {
+	b := testbidder.Raw(t, func(c *testbidder.Conn) {
 		br := bufio.NewReader(c)
 		body, err := readBidRequest(br)
 		if err != nil {
@@ -57,7 +59,7 @@ func TestBidderSlowDrip(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 		}
 	})
-	p := startProc(t, procOpts{upstream: b.url})
+	p := startProc(t, procOpts{upstream: b.URL + "/bid"})
 	for i := range 3 {
 		a := byDeadline(t, p, fmt.Sprint("drip", i))
 		require.Equal(t, 204, a.status)
@@ -99,8 +101,8 @@ func TestBidderWrongLengths(t *testing.T) {
 		}, 204},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newRawBidder(t, func(c net.Conn) { tc.script(c, bufio.NewReader(c)) })
-			p := startProc(t, procOpts{upstream: b.url})
+			b := testbidder.Raw(t, func(c *testbidder.Conn) { tc.script(c, bufio.NewReader(c)) })
+			p := startProc(t, procOpts{upstream: b.URL + "/bid"})
 			a := byDeadline(t, p, "len")
 			require.Equal(t, tc.status, a.status)
 			p.healthy()
@@ -114,7 +116,7 @@ func TestBidderWrongLengths(t *testing.T) {
 func TestBidderExtraBytes(t *testing.T) {
 	scenario(t, "bidder/extra-bytes")
 	var n atomic.Int64
-	b := newRawBidder(t, func(c net.Conn) {
+	b := testbidder.Raw(t, func(c *testbidder.Conn) {
 		br := bufio.NewReader(c)
 		for answerRaw(c, br, func(id string) string {
 			good := okResponse(string(bidResponse(id, false)))
@@ -126,7 +128,7 @@ func TestBidderExtraBytes(t *testing.T) {
 		}) {
 		}
 	})
-	p := startProc(t, procOpts{upstream: b.url})
+	p := startProc(t, procOpts{upstream: b.URL + "/bid"})
 	for i := range 5 {
 		a := byDeadline(t, p, fmt.Sprint("x", i))
 		require.NotContains(t, string(a.body), "stray", "request %d got the stray response", i)
@@ -136,13 +138,13 @@ func TestBidderExtraBytes(t *testing.T) {
 
 func TestBidderHugeHeaders(t *testing.T) {
 	scenario(t, "bidder/huge-headers")
-	b := newRawBidder(t, func(c net.Conn) {
+	b := testbidder.Raw(t, func(c *testbidder.Conn) {
 		br := bufio.NewReader(c)
 		answerRaw(c, br, func(id string) string {
 			return okResponse(string(bidResponse(id, true)), "X-Huge: "+strings.Repeat("h", 1<<20)+"\r\n")
 		})
 	})
-	p := startProc(t, procOpts{upstream: b.url})
+	p := startProc(t, procOpts{upstream: b.URL + "/bid"})
 	a := byDeadline(t, p, "huge")
 	require.Equal(t, 204, a.status)
 	p.healthy()
@@ -236,12 +238,12 @@ func TestBidderIdleClose(t *testing.T) {
 func TestBidderRestart(t *testing.T) {
 	scenario(t, "bidder/restart")
 	b := goodBidder(t, 0)
-	addr := b.Listener.Addr().String()
+	addr := b.Addr
 	p := startProc(t, procOpts{upstream: "http://" + addr + "/bid"})
 	for i := range 4 {
 		a := byDeadline(t, p, fmt.Sprint("restart", i))
 		require.Equal(t, 200, a.status, "auction %d", i)
-		b.CloseClientConnections() // the bidder restarts: every connection gone
+		b.CloseConns() // the bidder restarts: every connection gone
 	}
 	p.healthy()
 }

@@ -64,7 +64,7 @@ func TestExchangeSmuggling(t *testing.T) {
 		require.True(t, closed, "%s: the connection is closed", name)
 		require.NotContains(t, string(answers[0].body), "smuggled", name)
 	}
-	require.Zero(t, b.calls.Load(), "no request reached the bidder")
+	require.Zero(t, b.Calls.Load(), "no request reached the bidder")
 	p.healthy()
 }
 
@@ -84,7 +84,7 @@ func TestExchangeFraming(t *testing.T) {
 		require.Equal(t, 200, a.status)
 		checkAnswer(t, a)
 	}
-	require.EqualValues(t, 3, b.calls.Load())
+	require.EqualValues(t, 3, b.Calls.Load())
 
 	for name, tc := range map[string]struct {
 		raw    string
@@ -102,7 +102,7 @@ func TestExchangeFraming(t *testing.T) {
 		require.NotEmpty(t, answers, name)
 		require.Equal(t, tc.status, answers[0].status, name)
 	}
-	require.EqualValues(t, 3, b.calls.Load())
+	require.EqualValues(t, 3, b.Calls.Load())
 	p.healthy()
 }
 
@@ -141,7 +141,7 @@ func TestExchangeBodies(t *testing.T) {
 		}
 		checkAnswer(t, a)
 	}
-	require.EqualValues(t, 1, b.calls.Load(), "only the valid gzip request reached the bidder")
+	require.EqualValues(t, 1, b.Calls.Load(), "only the valid gzip request reached the bidder")
 	p.healthy()
 }
 
@@ -175,7 +175,7 @@ func TestExchangeMalformedJSON(t *testing.T) {
 			require.True(t, c >= 0x20 && c < 0x7f, "%s: printable ASCII only: %q", name, text)
 		}
 	}
-	require.Zero(t, b.calls.Load())
+	require.Zero(t, b.Calls.Load())
 	p.healthy()
 }
 
@@ -225,15 +225,15 @@ func TestExchangeTmax(t *testing.T) {
 		{`{"id":"a","TMAX":300,"tmax":300,"Tmax":300,` + imp + `}`, 300 - 5 - 7, false, 295 * time.Millisecond},
 		{`{"id":"a","t\u006dax":300,` + imp + `}`, 300 - 5 - 7, false, 295 * time.Millisecond},
 	} {
-		before := b.calls.Load()
+		before := b.Calls.Load()
 		a, took := post(t, p.addr, []byte(tc.body))
 		require.Equal(t, 204, a.status, tc.body)
 		require.LessOrEqual(t, took, tc.deadline+deadlineTolerance, tc.body)
 		if tc.shed {
-			require.Equal(t, before, b.calls.Load(), "%s: shed without calling the bidder", tc.body)
+			require.Equal(t, before, b.Calls.Load(), "%s: shed without calling the bidder", tc.body)
 			continue
 		}
-		require.Equal(t, before+1, b.calls.Load(), tc.body)
+		require.Equal(t, before+1, b.Calls.Load(), tc.body)
 		mu.Lock()
 		tm := bidderTmax(t, got)
 		mu.Unlock()

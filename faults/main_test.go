@@ -1,22 +1,21 @@
 package faults
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
 // Binary variants TestMain builds on first use.
@@ -26,54 +25,24 @@ const (
 	binInject = "inject" // go build -tags faultinject: injected panics
 )
 
-var (
-	binDir   string
-	binMu    sync.Mutex
-	binPaths = map[string]string{}
-	binErrs  = map[string]error{}
-)
-
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "bidguard-faults-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
 	code := m.Run()
-	_ = os.RemoveAll(dir)
+	testserve.RemoveBuilds()
 	os.Exit(code)
 }
 
 // binary builds (once per run) and returns the path of a variant.
 func binary(t testing.TB, variant string) string {
 	t.Helper()
-	binMu.Lock()
-	defer binMu.Unlock()
-	if p := os.Getenv("BIDGUARD_FAULTS_BIN"); p != "" && variant == binPlain {
+	switch p := os.Getenv("BIDGUARD_FAULTS_BIN"); {
+	case p != "" && variant == binPlain:
 		return p // measure another build (before/after comparisons)
+	case variant == binRace:
+		return testserve.Build(t, "-race")
+	case variant == binInject:
+		return testserve.Build(t, "-tags", "faultinject")
 	}
-	if p, ok := binPaths[variant]; ok {
-		require.NoError(t, binErrs[variant])
-		return p
-	}
-	p := filepath.Join(binDir, "bidguard-"+variant)
-	args := []string{"build", "-o", p}
-	switch variant {
-	case binRace:
-		args = append(args, "-race")
-	case binInject:
-		args = append(args, "-tags", "faultinject")
-	}
-	cmd := exec.Command("go", append(args, "./cmd/bidguard")...)
-	cmd.Dir = ".."
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		err = fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	binPaths[variant], binErrs[variant] = p, err
-	require.NoError(t, err)
-	return p
+	return testserve.Build(t)
 }
 
 // slow skips a scenario unless BIDGUARD_FAULTS=1 (make faults).
@@ -118,34 +87,14 @@ type procOpts struct {
 
 // proc is a running `bidguard serve`.
 type proc struct {
+	*testserve.Proc
 	t           *testing.T
 	cmd         *exec.Cmd
 	addr, admin string
 	config      string
-	stderr      *syncBuffer
-	done        chan struct{}
-	waitErr     error
+	stderr      *testserve.Buffer
 	baseline    float64 // go_goroutines once serving
 }
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-var servingLine = regexp.MustCompile(`msg=serving .*?listen=(\S+) admin=(\S+)`)
 
 // configYAML is a scenario's config file: loopback ports, the bidder at
 // /bid, short idle timeouts so that goroutines settle fast.
@@ -189,77 +138,33 @@ func startProc(t *testing.T, o procOpts) *proc {
 		}
 		require.NoError(t, os.WriteFile(cfg, []byte(yaml), 0o644))
 	}
-	argv := append([]string{bin, "serve", "--config", cfg}, o.args...)
-	var cmd *exec.Cmd
+	so := testserve.Options{Bin: bin, Args: append([]string{"--config", cfg}, o.args...), Env: o.env}
 	if o.nofile > 0 {
-		cmd = exec.Command("/bin/sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$@"`, o.nofile), "sh")
-		cmd.Args = append(cmd.Args, argv...)
-	} else {
-		cmd = exec.Command(argv[0], argv[1:]...)
+		so.Command = func(argv []string) *exec.Cmd {
+			return exec.Command("/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$@"`, o.nofile), "sh"}, argv...)...)
+		}
 	}
-	cmd.Env = append(os.Environ(), o.env...)
 	if o.gomaxprocs > 0 {
-		cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(o.gomaxprocs))
+		so.Env = append(so.Env, "GOMAXPROCS="+strconv.Itoa(o.gomaxprocs))
 	}
-	p := &proc{t: t, cmd: cmd, config: cfg, stderr: &syncBuffer{}, done: make(chan struct{})}
-	cmd.Stderr = p.stderr
 	if f := os.Getenv("BIDGUARD_FAULTS_STDERR"); f != "" { // debugging: keep the child's stderr
 		fh, err := os.OpenFile(f, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
 		require.NoError(t, err)
 		t.Cleanup(func() { _ = fh.Close() })
-		cmd.Stderr = io.MultiWriter(p.stderr, fh)
+		so.Stderr = fh
 	}
-	require.NoError(t, cmd.Start())
-	go func() {
-		p.waitErr = cmd.Wait()
-		close(p.done)
-	}()
-	// The start-up banner is a log line on stderr.
-	deadline := time.After(30 * time.Second)
-	for m := []string(nil); m == nil; {
-		select {
-		case <-p.done:
-			t.Fatalf("serve stopped before serving; stderr: %s", p.stderr.String())
-		case <-deadline:
-			_ = cmd.Process.Kill()
-			t.Fatalf("serve did not start; stderr: %s", p.stderr.String())
-		case <-time.After(5 * time.Millisecond):
-			m = servingLine.FindStringSubmatch(p.stderr.String())
-			if m != nil {
-				p.addr, p.admin = m[1], m[2]
-			}
-		}
-	}
-	t.Cleanup(func() {
-		if p.exited() {
-			return
-		}
-		p.stop()
-	})
+	sp := testserve.Start(t, so)
+	p := &proc{Proc: sp, t: t, cmd: sp.Cmd, addr: sp.Addr, admin: sp.Admin, config: cfg, stderr: sp.Log}
 	p.baseline = p.metric("go_goroutines")
 	return p
 }
 
-func (p *proc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+func (p *proc) exited() bool { return p.Exited() }
 
 // stop sends SIGTERM and requires exit 0 within 15 s.
 func (p *proc) stop() {
 	p.t.Helper()
-	_ = p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-		require.NoError(p.t, p.waitErr, "exit 0 after SIGTERM; stderr: %s", p.stderr.String())
-	case <-time.After(15 * time.Second):
-		_ = p.cmd.Process.Kill()
-		p.t.Fatalf("serve did not stop within 15s; stderr: %s", p.stderr.String())
-	}
+	p.Stop()
 }
 
 // metrics returns the admin /metrics text.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 func TestProcessSIGTERMUnderLoad(t *testing.T) {
@@ -34,11 +36,8 @@ func TestProcessSIGTERMUnderLoad(t *testing.T) {
 
 func TestProcessSIGTERMHungBidder(t *testing.T) {
 	scenario(t, "process/sigterm-hung-bidder")
-	b := newRawBidder(t, func(c net.Conn) {
-		_, _ = readBidRequest(bufio.NewReader(c))
-		_, _ = c.Read(make([]byte, 1)) // never answers; returns when bidguard or the test closes it
-	})
-	p := startProc(t, procOpts{upstream: b.url})
+	b := testbidder.Raw(t, testbidder.Hang) // never answers; returns when bidguard or the test closes it
+	p := startProc(t, procOpts{upstream: b.URL + "/bid"})
 	const n = 10
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -54,7 +53,7 @@ func TestProcessSIGTERMHungBidder(t *testing.T) {
 			require.LessOrEqual(t, took, 495*time.Millisecond+deadlineTolerance)
 		}()
 	}
-	time.Sleep(100 * time.Millisecond)
+	require.Eventually(t, func() bool { return b.Calls.Load() >= n }, 10*time.Second, 5*time.Millisecond, "every request in flight at the bidder")
 	start := time.Now()
 	p.stop()
 	require.Less(t, time.Since(start), 3*time.Second, "in-flight requests end at their deadline, then the process exits")
@@ -77,7 +76,7 @@ func TestProcessKill9Restart(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGKILL))
-	<-p.done
+	<-p.Done()
 	start := time.Now()
 	p2 := startProc(t, procOpts{upstream: b.URL + "/bid", args: []string{"--listen", addr}})
 	require.Equal(t, addr, p2.addr)
@@ -120,7 +119,7 @@ func TestProcessPanicInUpstreamCall(t *testing.T) {
 		require.Equal(t, 204, a.status)
 	}
 	require.EqualValues(t, 3, p.metric(`bidguard_panics_total{where="upstream"}`))
-	require.Zero(t, b.calls.Load())
+	require.Zero(t, b.Calls.Load())
 	p.healthy()
 }
 
@@ -141,7 +140,14 @@ func TestProcessSIGTERMIdleKeepAlive(t *testing.T) {
 	require.Equal(t, 200, a.status)
 
 	require.NoError(t, p.cmd.Process.Signal(syscall.SIGTERM))
-	time.Sleep(100 * time.Millisecond)
+	require.Eventually(t, func() bool { // the shutdown began: /readyz turns 503, or the admin listener is gone
+		resp, err := http.Get("http://" + p.admin + "/readyz")
+		if err != nil {
+			return true
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode != http.StatusOK
+	}, 10*time.Second, 5*time.Millisecond)
 	_, err = c.Write(httpRequest(bidRequest("after-sigterm", 500)))
 	require.NoError(t, err)
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
@@ -149,6 +155,6 @@ func TestProcessSIGTERMIdleKeepAlive(t *testing.T) {
 	require.NoError(t, err, "answered, not refused")
 	require.Equal(t, 204, a.status)
 	require.Equal(t, "close", a.header["connection"])
-	<-p.done
-	require.NoError(t, p.waitErr)
+	<-p.Done()
+	require.NoError(t, p.Err())
 }

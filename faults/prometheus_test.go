@@ -19,6 +19,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
 // prometheusLifetime bounds the Prometheus server a scenario starts: it is
@@ -49,15 +52,14 @@ func prometheusTools(t *testing.T) (prom, promtool string) {
 // promBidder answers every bid request with a good banner bid, a video bid
 // on the video imp (creativeSize skips it: bids_skipped_total{why="media"})
 // and a bad one (impidMatch rejects it: bids_rejected_total).
-func promBidder(t *testing.T) *httpBidder {
-	return startHTTPBidder(t, 0, func(w http.ResponseWriter, r *http.Request, body []byte) {
-		time.Sleep(2 * time.Millisecond)
+func promBidder(t *testing.T) *testbidder.Bidder {
+	return newHTTPBidder(t, func(w http.ResponseWriter, r *http.Request, body []byte) {
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"id":%q,"cur":"USD","seatbid":[{"seat":"s1","bid":[`+
 			`{"id":"b1","impid":"1","price":1.5,"adomain":["brand.example"],"crid":"c1","w":300,"h":250,"mtype":1,"adm":"<b>ad</b>"},`+
 			`{"id":"v1","impid":"3","price":2,"adomain":["brand.example"],"crid":"c3","mtype":2,"adm":"<VAST version=\"4.0\"></VAST>"},`+
 			`{"id":"bad-1","impid":"999","price":2.5,"adomain":["evil.example"],"crid":"c9","adm":"<b>x</b>"}]}]}`, requestID(body))
-	})
+	}, testbidder.Latency(2*time.Millisecond))
 }
 
 const promPolicy = `policy:
@@ -283,7 +285,7 @@ scrape_configs:
 		"--storage.tsdb.retention.time=1h",
 		"--web.listen-address="+listen,
 		"--log.level=warn")
-	var logs syncBuffer
+	var logs testserve.Buffer
 	cmd.Stdout, cmd.Stderr = &logs, &logs
 	require.NoError(t, cmd.Start())
 	exited := make(chan struct{})

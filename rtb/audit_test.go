@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // auditCalls records what Options.Audit saw.
@@ -75,7 +76,7 @@ func TestAuditHook(t *testing.T) {
 		{"shadow", "seats:\n  \"777\": {action: shadow}\n", bad, 1, nil, []string{"777/b3/rtb.impid-match"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := newBidder(t, fixed(200, tc.resp))
+			b := testbidder.HTTP(t, testbidder.Answer(200, tc.resp))
 			var a auditCalls
 			sc := startAudited(t, compile(t, fmt.Sprintf(baseConfig, b.URL)+tc.extra, nil), &a)
 			require.Equal(t, 200, sc.post("/bid", withTmax(t, 1000)).status)
@@ -89,7 +90,7 @@ func TestAuditHook(t *testing.T) {
 
 // A panic in the hook is answered 204 and counted where="audit".
 func TestAuditHookPanic(t *testing.T) {
-	b := newBidder(t, fixed(200, typicalWith(t, `"id": "b3", "impid": "3"`, `"id": "b3", "impid": "9"`)))
+	b := testbidder.HTTP(t, testbidder.Answer(200, typicalWith(t, `"id": "b3", "impid": "3"`, `"id": "b3", "impid": "9"`)))
 	a := auditCalls{panic: true}
 	sc := startAudited(t, compile(t, fmt.Sprintf(baseConfig, b.URL), nil), &a)
 	require.Equal(t, 204, sc.post("/bid", withTmax(t, 1000)).status)

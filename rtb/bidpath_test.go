@@ -11,11 +11,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 func TestCleanResponseForwarded(t *testing.T) {
 	resp := readFile(t, "typical-response.json")
-	sc, b := setup(t, fixed(200, resp), "")
+	sc, b := setup(t, testbidder.Answer(200, resp), "")
 	a := sc.post("/bid", withTmax(t, 1000), "X-Openrtb-Version: 2.6")
 	require.Equal(t, 200, a.status, "body: %s", a.body)
 	require.Equal(t, []string{"512/b1", "512/b2", "777/b3"}, bidIDs(t, a.body))
@@ -27,7 +29,7 @@ func TestCleanResponseForwarded(t *testing.T) {
 	require.Contains(t, string(a.body), `{"dsp": {"line": 7, "deal": null}}`)
 	require.Contains(t, string(a.body), `"<div class=\"ad\"><a href=\"https://click.brand-one.com/c?id=b1\">`)
 	require.NotContains(t, string(a.body), `\u003c`)
-	require.EqualValues(t, 1, b.calls.Load())
+	require.EqualValues(t, 1, b.Calls.Load())
 	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="bid"}`))
 	require.EqualValues(t, 3, sc.metric(`bidguard_bids_total{seat="other",verdict="passed"}`))
 }
@@ -43,7 +45,7 @@ func typicalWith(t testing.TB, old, new string) []byte {
 
 func TestBadBidRemovedOthersKept(t *testing.T) {
 	resp := typicalWith(t, `"id": "b3", "impid": "3"`, `"id": "b3", "impid": "9"`)
-	sc, _ := setup(t, fixed(200, resp), "")
+	sc, _ := setup(t, testbidder.Answer(200, resp), "")
 	a := sc.post("/bid", withTmax(t, 1000))
 	require.Equal(t, 200, a.status)
 	require.Equal(t, []string{"512/b1", "512/b2"}, bidIDs(t, a.body), "the emptied seatbid 777 is removed")
@@ -60,7 +62,7 @@ const allBad = `{"id":"req-typical-1","seatbid":[{"seat":"512","bid":[
  {"id":"x2","impid":"nope","price":1}]}]}`
 
 func TestAllRejectedIs204(t *testing.T) {
-	sc, _ := setup(t, fixed(200, []byte(allBad)), "")
+	sc, _ := setup(t, testbidder.Answer(200, []byte(allBad)), "")
 	a := sc.post("/bid", withTmax(t, 1000))
 	require.Equal(t, 204, a.status)
 	require.Empty(t, a.body)
@@ -71,7 +73,7 @@ func TestAllRejectedIs204(t *testing.T) {
 }
 
 func TestShadowForwardsEverything(t *testing.T) {
-	sc, _ := setup(t, fixed(200, []byte(allBad)), "  action: shadow\n")
+	sc, _ := setup(t, testbidder.Answer(200, []byte(allBad)), "  action: shadow\n")
 	a := sc.post("/bid", withTmax(t, 1000))
 	require.Equal(t, 200, a.status)
 	require.Equal(t, []string{"512/x1", "512/x2"}, bidIDs(t, a.body))
@@ -101,7 +103,7 @@ func TestSeatNonBid(t *testing.T) {
 	}
 	f := func(resp string, wantBids int) body {
 		t.Helper()
-		sc, _ := setup(t, fixed(200, []byte(resp)), "  seatNonBid: true\n")
+		sc, _ := setup(t, testbidder.Answer(200, []byte(resp)), "  seatNonBid: true\n")
 		a := sc.post("/bid", withTmax(t, 1000))
 		require.Equal(t, 200, a.status, "rejections never lead to a bare 204 under seatNonBid")
 		var got body
@@ -129,7 +131,7 @@ func TestSeatNonBid(t *testing.T) {
 	require.Equal(t, "rtb.impid-match", got.Ext.SeatNonBid[0].NonBid[0].Ext.Bidguard.Gate)
 
 	// Nothing rejected: a plain no-bid stays a 204.
-	sc, _ := setup(t, fixed(200, []byte(`{"id":"r","seatbid":[]}`)), "  seatNonBid: true\n")
+	sc, _ := setup(t, testbidder.Answer(200, []byte(`{"id":"r","seatbid":[]}`)), "  seatNonBid: true\n")
 	require.Equal(t, 204, sc.post("/bid", withTmax(t, 1000)).status)
 }
 
@@ -186,7 +188,7 @@ func TestForwardedBodyHasOneValuePerKey(t *testing.T) {
 	resp := `{"id":"req-typical-1","ID":"other","cur":"USD","seatbid":[{"seat":"512","SEAT":"999","bid":[
  {"id":"b1","impid":"1","price":9,"Price":1.25,"crid":"c","CRID":"c2","ext":{"a":1,"a":2}},
  {"id":"b2","impid":"2","price":1,"ImpID":"nope"}]}],"bidid":"x","BidId":"y"}`
-	sc, _ := setup(t, fixed(200, []byte(resp)), "")
+	sc, _ := setup(t, testbidder.Answer(200, []byte(resp)), "")
 	a := sc.post("/bid", withTmax(t, 1000))
 	require.Equal(t, 200, a.status)
 	requireUniqueKeys(t, a.body[:bytes.Index(a.body, []byte(`"ext"`))])
@@ -213,7 +215,7 @@ func TestForwardedBodyHasOneValuePerKey(t *testing.T) {
 func TestOutboundRequest(t *testing.T) {
 	f := func(extraUpstream, wantAE string) {
 		t.Helper()
-		b := newBidder(t, fixed(204, nil))
+		b := testbidder.HTTP(t, testbidder.Answer(204, nil))
 		cfg := fmt.Sprintf(`
 upstreams:
   - {name: dsp, url: "%s/openrtb?x=1", path: /bid%s}
@@ -224,18 +226,19 @@ upstreams:
 		a := sc.post("/bid", []byte(req), "X-Openrtb-Version: 2.6", "Cookie: a=b", "X-Forwarded-For: 1.2.3.4",
 			"Content-Type: application/json; charset=utf-8", "Accept-Encoding: br")
 		require.Equal(t, 204, a.status)
-		require.EqualValues(t, 1, b.calls.Load())
-		r, body := b.lastCall()
-		require.Equal(t, "/openrtb", r.URL.Path)
-		require.Equal(t, "x=1", r.URL.RawQuery)
-		require.Equal(t, "bidguard/test", r.Header.Get("User-Agent"))
-		require.Equal(t, "application/json; charset=utf-8", r.Header.Get("Content-Type"))
-		require.Equal(t, "2.6", r.Header.Get("X-Openrtb-Version"))
-		require.Equal(t, wantAE, r.Header.Get("Accept-Encoding"))
+		require.EqualValues(t, 1, b.Calls.Load())
+		r := b.Last(t)
+		body := r.Body
+		require.Equal(t, "/openrtb", r.Path())
+		require.Equal(t, "x=1", r.Query())
+		require.Equal(t, "bidguard/test", r.Get(t, "User-Agent"))
+		require.Equal(t, "application/json; charset=utf-8", r.Get(t, "Content-Type"))
+		require.Equal(t, "2.6", r.Get(t, "X-Openrtb-Version"))
+		require.Equal(t, wantAE, r.Get(t, "Accept-Encoding"))
 		// End-to-end headers pass; the client's address is appended
 		// (forward_test.go has every forwarding rule).
-		require.Equal(t, "a=b", r.Header.Get("Cookie"))
-		require.Equal(t, "1.2.3.4, 127.0.0.1", r.Header.Get("X-Forwarded-For"))
+		require.Equal(t, "a=b", r.Get(t, "Cookie"))
+		require.Equal(t, "1.2.3.4, 127.0.0.1", r.Get(t, "X-Forwarded-For"))
 		requireUniqueKeys(t, body)
 		var m map[string]json.RawMessage
 		require.NoError(t, json.Unmarshal(body, &m))
@@ -252,7 +255,7 @@ upstreams:
 
 func TestOneCallPerRequest(t *testing.T) {
 	// The bidder drops the connection without answering: no retry.
-	b := newBidder(t, func(w http.ResponseWriter, _ *http.Request) {
+	b := testbidder.HTTP(t, func(w http.ResponseWriter, _ *http.Request) {
 		hj, _ := w.(http.Hijacker)
 		c, _, err := hj.Hijack()
 		if err == nil {
@@ -263,14 +266,14 @@ func TestOneCallPerRequest(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		a := sc.post("/bid", withTmax(t, 1000))
 		require.Equal(t, 204, a.status)
-		require.EqualValues(t, i, b.calls.Load())
+		require.EqualValues(t, i, b.Calls.Load())
 	}
 	require.EqualValues(t, 3, sc.metric(`bidguard_upstream_errors_total{upstream="dsp",kind="reset"}`))
 }
 
 func TestRoutingByExactPath(t *testing.T) {
-	a := newBidder(t, fixed(204, nil))
-	b := newBidder(t, fixed(204, nil))
+	a := testbidder.HTTP(t, testbidder.Answer(204, nil))
+	b := testbidder.HTTP(t, testbidder.Answer(204, nil))
 	cfg := fmt.Sprintf(`
 upstreams:
   - {name: a, url: "%s", path: /a}
@@ -280,8 +283,8 @@ upstreams:
 	sc.post("/a", withTmax(t, 1000))
 	sc.post("/a/", withTmax(t, 1000))
 	sc.post("/x", withTmax(t, 1000))
-	require.EqualValues(t, 1, a.calls.Load())
-	require.EqualValues(t, 2, b.calls.Load())
+	require.EqualValues(t, 1, a.Calls.Load())
+	require.EqualValues(t, 2, b.Calls.Load())
 	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="a",outcome="no_bid"}`))
 	require.EqualValues(t, 2, sc.metric(`bidguard_requests_total{upstream="catchall",outcome="no_bid"}`))
 }

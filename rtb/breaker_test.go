@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // logBuffer collects log lines from any goroutine.
@@ -158,28 +160,8 @@ func (sc *sidecar) readyz() int {
 // are logged.
 func TestBreakerBidderDown(t *testing.T) {
 	hung := func(t *testing.T) (string, func() int64) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		var accepted sync.Map
-		var n int64
-		var mu sync.Mutex
-		go func() {
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				mu.Lock()
-				n++
-				mu.Unlock()
-				accepted.Store(c, true) // held open, never answered
-			}
-		}()
-		t.Cleanup(func() {
-			_ = ln.Close()
-			accepted.Range(func(c, _ any) bool { _ = c.(net.Conn).Close(); return true })
-		})
-		return "http://" + ln.Addr().String() + "/bid", func() int64 { mu.Lock(); defer mu.Unlock(); return n }
+		b := testbidder.Raw(t, func(c *testbidder.Conn) { _, _ = io.Copy(io.Discard, c) }) // held open, never answered
+		return b.URL + "/bid", b.Accepted.Load
 	}
 	f := func(name string, bidder func(t *testing.T) (url string, calls func() int64), kind, logged string) {
 		t.Run(name, func(t *testing.T) {
@@ -215,8 +197,8 @@ func TestBreakerBidderDown(t *testing.T) {
 	}, "connect", `msg="bidder unreachable: connect refused" upstream=dsp kind=connect count=1`)
 	f("hangs", hung, "timeout", `msg="bidder timed out: no answer by the deadline" upstream=dsp kind=timeout count=1`)
 	f("answers 503", func(t *testing.T) (string, func() int64) {
-		b := newBidder(t, fixed(503, []byte("down")))
-		return b.URL + "/bid", b.calls.Load
+		b := testbidder.HTTP(t, testbidder.Answer(503, []byte("down")))
+		return b.URL + "/bid", b.Calls.Load
 	}, "http_status", `msg="bidder answered an error status: status 503" upstream=dsp kind=http_status count=1`)
 }
 
@@ -226,20 +208,19 @@ func TestBreakerBidderDown(t *testing.T) {
 // trials, /readyz turns 200, the transitions logged.
 func TestBreakerRecovers(t *testing.T) {
 	b := newKeepAliveBidder(t, nil)
-	addr := b.addr
 	var logs logBuffer
 	sc := startLogged(t, breakerConfig(b.url("/bid"), "admin: {readyRequiresUpstream: true}\n"), &logs)
 	sc.auction("/bid")
 	require.Equal(t, 200, sc.readyz())
 
-	b.stop()
+	b.Stop()
 	for range 3 {
 		require.Equal(t, 204, sc.post("/bid", withTmax(t, 100)).status)
 	}
 	require.EqualValues(t, breakerOpen, sc.metric(`bidguard_upstream_breaker_state{upstream="dsp"}`), sc.failureCounts())
 	require.Equal(t, 503, sc.readyz(), "every upstream's breaker is open")
 
-	b.start(addr)
+	b.Restart()
 	require.Eventually(t, func() bool {
 		_, err := sc.tryAuction("/bid")
 		return err == nil && sc.metric(`bidguard_upstream_breaker_state{upstream="dsp"}`) == float64(breakerClosed)
@@ -263,7 +244,7 @@ func TestReadyzUpstreams(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, ln.Close())
 	dead := "http://" + ln.Addr().String() + "/bid"
-	live := newBidder(t, fixed(204, nil))
+	live := testbidder.HTTP(t, testbidder.Answer(204, nil))
 	f := func(yaml string) {
 		t.Helper()
 		sc := startSidecar(t, compile(t, yaml, nil))

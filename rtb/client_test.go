@@ -69,7 +69,7 @@ func TestIdleTimeoutZeroMeansNoKeepAlive(t *testing.T) {
 	for range 3 {
 		sc.auction("/bid")
 	}
-	require.EqualValues(t, 3, b.accepted.Load())
+	require.EqualValues(t, 3, b.Accepted.Load())
 	requireAllClosed(t, b)
 }
 
@@ -78,7 +78,7 @@ func TestIdleTimeoutZeroMeansNoKeepAlive(t *testing.T) {
 // bidguard forgot to close stays open (a leaked descriptor).
 func requireAllClosed(t *testing.T, b *keepAliveBidder) {
 	t.Helper()
-	require.Eventually(t, func() bool { return b.openConns() == 0 }, 5*time.Second, 5*time.Millisecond,
+	require.Eventually(t, func() bool { return b.OpenConns() == 0 }, 5*time.Second, 5*time.Millisecond,
 		"bidguard closes a connection it does not keep")
 }
 
@@ -97,9 +97,9 @@ func TestMostRecentConnectionFirst(t *testing.T) {
 	for _, id := range ids {
 		require.Same(t, b.connOf(ids[0]), b.connOf(id), "sequential auctions use the most recently used connection")
 	}
-	require.Eventually(t, func() bool { return b.openConns() == 0 }, 5*time.Second, 20*time.Millisecond,
+	require.Eventually(t, func() bool { return b.OpenConns() == 0 }, 5*time.Second, 20*time.Millisecond,
 		"connections left idle are closed after idleTimeoutMs")
-	require.EqualValues(t, b.accepted.Load(), sc.metric(`bidguard_upstream_conns_closed_total{reason="idle"}`))
+	require.EqualValues(t, b.Accepted.Load(), sc.metric(`bidguard_upstream_conns_closed_total{reason="idle"}`))
 }
 
 // TestBidderRestart: a bidder restarted on the same port between requests
@@ -111,14 +111,12 @@ func TestBidderRestart(t *testing.T) {
 			sc := startSidecar(t, compile(t, keepAliveConfig(b, -1), nil))
 			ids := sc.burst("/bid", 4)
 			if reset {
-				b.mu.Lock()
-				for c := range b.conns {
+				for _, c := range b.Conns() {
 					_ = c.(*net.TCPConn).SetLinger(0)
 				}
-				b.mu.Unlock()
 			}
-			b.stop()
-			b.start(b.addr)
+			b.Stop()
+			b.Restart()
 			ids = append(ids, sc.burst("/bid", 4)...)
 			for range 3 {
 				ids = append(ids, sc.auction("/bid"))
@@ -271,15 +269,15 @@ func TestPoolsClosedOnShutdownAndReload(t *testing.T) {
 	b2 := newKeepAliveBidder(t, nil)
 	sc := startSidecar(t, compile(t, keepAliveConfig(b1, -1), nil))
 	sc.burst("/bid", 3)
-	require.Positive(t, b1.openConns())
+	require.Positive(t, b1.OpenConns())
 
 	sc.holder.Store(compile(t, keepAliveConfig(b2, -1), nil))
 	sc.auction("/bid")
-	require.Eventually(t, func() bool { return b1.openConns() == 0 }, 3*time.Second, 10*time.Millisecond, "a dropped upstream's connections are closed")
-	require.Equal(t, 1, b2.openConns())
+	require.Eventually(t, func() bool { return b1.OpenConns() == 0 }, 3*time.Second, 10*time.Millisecond, "a dropped upstream's connections are closed")
+	require.Equal(t, 1, b2.OpenConns())
 
 	sc.stop()
-	require.Eventually(t, func() bool { return b2.openConns() == 0 }, 3*time.Second, 10*time.Millisecond, "Shutdown closes idle connections")
+	require.Eventually(t, func() bool { return b2.OpenConns() == 0 }, 3*time.Second, 10*time.Millisecond, "Shutdown closes idle connections")
 }
 
 // TestAnswerFraming: how the bidder frames its answer decides whether the
@@ -297,7 +295,7 @@ func TestAnswerFraming(t *testing.T) {
 			time.Sleep(10 * settleTime)
 			ids = append(ids, sc.auction("/bid"))
 			requireEachSeenOnce(t, b, ids)
-			require.Equal(t, wantConns, b.accepted.Load())
+			require.Equal(t, wantConns, b.Accepted.Load())
 			if wantConns > 1 {
 				requireAllClosed(t, b)
 			}
@@ -368,7 +366,7 @@ func TestTLSBidder(t *testing.T) {
 				time.Sleep(20 * settleTime)
 			}
 			requireEachSeenOnce(t, b, ids)
-			require.Equal(t, wantConns, b.accepted.Load())
+			require.Equal(t, wantConns, b.Accepted.Load())
 		})
 	}
 	f("reused", false, 1)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // TestGzipAnswers: with compressAbove, an answer over it is gzipped when
@@ -15,7 +17,7 @@ import (
 // compressAbove nothing is compressed.
 func TestGzipAnswers(t *testing.T) {
 	resp := readFile(t, "typical-response.json")
-	b := newBidder(t, fixed(200, resp))
+	b := testbidder.HTTP(t, testbidder.Answer(200, resp))
 	f := func(compressAbove int, ae string, wantGzip bool) {
 		t.Helper()
 		sc := startSidecar(t, compile(t, fmt.Sprintf("upstreams:\n  - {name: dsp, url: %q, path: /bid, compressAbove: %d}\npolicy:\n  gates: [{gate: impidMatch}]\n", b.URL, compressAbove), nil))

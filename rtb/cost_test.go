@@ -15,6 +15,7 @@ import (
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // manyBids returns the typical response with its three bids repeated to n
@@ -145,9 +146,9 @@ func TestLargeAnswerLeavesByTheDeadline(t *testing.T) {
 	const tmax = 200
 	// D = arrival + 195ms; the bidder's budget ends at D - 7ms; it answers
 	// at D - 60ms, and the answer takes about 110ms to judge at the seed.
-	late := newBidder(t, func(w http.ResponseWriter, r *http.Request) {
+	late := testbidder.HTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(tmax*time.Millisecond - 5*time.Millisecond - 60*time.Millisecond)
-		fixed(200, resp)(w, r)
+		testbidder.Answer(200, resp)(w, r)
 	})
 	sc := startSidecar(t, compile(t, fmt.Sprintf(baseConfig, late.URL)+"limits: {maxBids: 5000, maxResponseBytes: 4194304}\n", nil))
 	for range 3 {
@@ -165,7 +166,7 @@ func TestLargeAnswerLeavesByTheDeadline(t *testing.T) {
 	require.EqualValues(t, 3, shed+sc.metric(`bidguard_upstream_errors_total{upstream="dsp",kind="timeout"}`))
 	require.Equal(t, shed, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="shed"}`))
 
-	sc2, _ := setup(t, fixed(200, manyBids(t, 999)), "")
+	sc2, _ := setup(t, testbidder.Answer(200, manyBids(t, 999)), "")
 	a := sc2.post("/bid", withTmax(t, 1000))
 	require.Equal(t, 200, a.status)
 	require.Len(t, bidIDs(t, a.body), 999)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/bidguard/bidguard/configs"
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // exposed is a parsed Prometheus text exposition.
@@ -133,7 +134,7 @@ func les(bounds []int64) []string {
 // duration histograms with le buckets that count the request, the build
 // info.
 func TestExposition(t *testing.T) {
-	sc, _ := setup(t, fixed(200, readFile(t, "typical-response.json")), "")
+	sc, _ := setup(t, testbidder.Answer(200, readFile(t, "typical-response.json")), "")
 	sc.srv.Describe("bidguard_caller_total", "A caller's counter.")
 	sc.srv.Metrics().GetOrCreateCounter(`bidguard_caller_total{x="1"}`).Inc()
 	a := sc.post("/bid", readFile(t, "typical-request.json"))

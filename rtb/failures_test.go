@@ -12,42 +12,15 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
-// rawBidder accepts TCP connections on loopback and hands each to serve;
-// every connection is closed when the test ends.
+// rawBidder is a testbidder.Raw running serve on each connection; it
+// returns the bidder's URL.
 func rawBidder(t *testing.T, serve func(c net.Conn)) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var mu sync.Mutex
-	var conns []net.Conn
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-			wg.Add(1)
-			go func() { defer wg.Done(); serve(c) }()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		mu.Unlock()
-		wg.Wait()
-	})
-	return "http://" + ln.Addr().String()
+	return testbidder.Raw(t, func(c *testbidder.Conn) { serve(c.Conn) }).URL
 }
 
 // readRequest reads until the end of the request headers and body (the
@@ -99,9 +72,9 @@ func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 	f := func(name, kind string, h http.HandlerFunc, rawURL string) {
 		t.Run(name, func(t *testing.T) {
 			url := rawURL
-			var b *bidder
+			var b *testbidder.Bidder
 			if h != nil {
-				b = newBidder(t, h)
+				b = testbidder.HTTP(t, h)
 				url = b.URL
 			}
 			sc := startSidecar(t, compile(t, fmt.Sprintf(baseConfig, url)+"limits: {maxResponseBytes: 65536}\n", nil))
@@ -112,7 +85,7 @@ func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 			require.Equal(t, sc.holder.Load().Version, a.header.Get("X-Bidguard-Config"))
 			require.Less(t, a.elapsed, tmax*time.Millisecond+4*time.Second, "answered by the deadline (plus slack), not when the bidder gives up")
 			if b != nil {
-				require.EqualValues(t, 1, b.calls.Load(), "one call, no retry")
+				require.EqualValues(t, 1, b.Calls.Load(), "one call, no retry")
 			}
 			if kind == "" {
 				require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="no_bid"}`))
@@ -134,7 +107,7 @@ func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 		case <-r.Context().Done():
 		case <-time.After(10 * time.Second):
 		}
-		fixed(200, readFile(t, "typical-response.json"))(w, r)
+		testbidder.Answer(200, readFile(t, "typical-response.json"))(w, r)
 	}
 
 	f("slow past the deadline", "timeout", slow, "")
@@ -173,19 +146,19 @@ func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 	f("body shorter than Content-Length", "reset", nil, answerRaw("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"id\":"))
 	f("broken chunks", "reset", nil, answerRaw("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"))
 	f("Content-Length twice", "reset", nil, answerRaw("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{} "))
-	f("500", "http_status", fixed(500, []byte(`{"error":"boom"}`)), "")
-	f("400", "http_status", fixed(400, nil), "")
-	f("204", "", fixed(204, nil), "")
-	f("empty 200", "", fixed(200, nil), "")
-	f("blank 200", "", fixed(200, []byte(" \r\n")), "")
-	f("{}", "", fixed(200, []byte(`{}`)), "")
-	f("null", "", fixed(200, []byte(`null`)), "")
-	f("no bids", "", fixed(200, []byte(`{"id":"req-typical-1","seatbid":[]}`)), "")
-	f("malformed JSON", "bad_json", fixed(200, []byte(`{"id":"r","seatbid":[`)), "")
-	f("wrong type", "bad_json", fixed(200, []byte(`{"id":"r","seatbid":[{"bid":[{"id":"b","impid":"1","price":"1.5"}]}]}`)), "")
-	f("trailing data", "bad_json", fixed(200, []byte(`{"id":"r"} {}`)), "")
-	f("a bid request", "bad_json", fixed(200, withTmax(t, 100)), "")
-	f("oversized", "too_large", fixed(200, bytes.Repeat([]byte(" "), 70000)), "")
+	f("500", "http_status", testbidder.Answer(500, []byte(`{"error":"boom"}`)), "")
+	f("400", "http_status", testbidder.Answer(400, nil), "")
+	f("204", "", testbidder.Answer(204, nil), "")
+	f("empty 200", "", testbidder.Answer(200, nil), "")
+	f("blank 200", "", testbidder.Answer(200, []byte(" \r\n")), "")
+	f("{}", "", testbidder.Answer(200, []byte(`{}`)), "")
+	f("null", "", testbidder.Answer(200, []byte(`null`)), "")
+	f("no bids", "", testbidder.Answer(200, []byte(`{"id":"req-typical-1","seatbid":[]}`)), "")
+	f("malformed JSON", "bad_json", testbidder.Answer(200, []byte(`{"id":"r","seatbid":[`)), "")
+	f("wrong type", "bad_json", testbidder.Answer(200, []byte(`{"id":"r","seatbid":[{"bid":[{"id":"b","impid":"1","price":"1.5"}]}]}`)), "")
+	f("trailing data", "bad_json", testbidder.Answer(200, []byte(`{"id":"r"} {}`)), "")
+	f("a bid request", "bad_json", testbidder.Answer(200, withTmax(t, 100)), "")
+	f("oversized", "too_large", testbidder.Answer(200, bytes.Repeat([]byte(" "), 70000)), "")
 	f("gzip bomb", "too_large", withHeader("Content-Encoding", "gzip", 200, bomb), "")
 	f("corrupt gzip", "decompress", withHeader("Content-Encoding", "gzip", 200, []byte("not gzip at all")), "")
 	f("redirect", "redirect", withHeader("Location", "http://127.0.0.1:1/", 302, nil), "")
@@ -210,12 +183,12 @@ func TestGzipResponseDecoded(t *testing.T) {
 func TestPreflightNoBid(t *testing.T) {
 	f := func(tmax int, upstreamDeadline string) {
 		t.Helper()
-		b := newBidder(t, fixed(200, readFile(t, "typical-response.json")))
+		b := testbidder.HTTP(t, testbidder.Answer(200, readFile(t, "typical-response.json")))
 		cfg := fmt.Sprintf("upstreams:\n  - {name: dsp, url: %q, path: /bid%s}\n", b.URL, upstreamDeadline)
 		sc := startSidecar(t, compile(t, cfg, nil))
 		a := sc.post("/bid", withTmax(t, tmax))
 		require.Equal(t, 204, a.status)
-		require.Zero(t, b.calls.Load(), "the bidder is not called")
+		require.Zero(t, b.Calls.Load(), "the bidder is not called")
 		require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="budget"}`))
 		require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="shed"}`))
 	}
@@ -247,15 +220,15 @@ func TestInFlightLimiter(t *testing.T) {
 	require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="inflight"}`))
 	once.Do(func() { close(release) })
 	require.Equal(t, 204, (<-first).status)
-	require.EqualValues(t, 1, b.calls.Load())
+	require.EqualValues(t, 1, b.Calls.Load())
 	// The slot is free again.
 	go func() { <-entered }()
 	require.Equal(t, 204, sc.post("/bid", withTmax(t, 1000)).status)
-	require.EqualValues(t, 2, b.calls.Load())
+	require.EqualValues(t, 2, b.Calls.Load())
 }
 
 func TestBidsLimit(t *testing.T) {
-	sc, _ := setup(t, fixed(200, readFile(t, "typical-response.json")), "limits: {maxBids: 2}\n")
+	sc, _ := setup(t, testbidder.Answer(200, readFile(t, "typical-response.json")), "limits: {maxBids: 2}\n")
 	a := sc.post("/bid", withTmax(t, 1000))
 	require.Equal(t, 204, a.status)
 	require.Equal(t, "3", a.header.Get("X-Bidguard-Rejected"))
@@ -270,7 +243,7 @@ func TestBidsLimit(t *testing.T) {
 func TestOnErrorStatus(t *testing.T) {
 	f := func(name string, h http.HandlerFunc, status int, body string) {
 		t.Run(name, func(t *testing.T) {
-			b := newBidder(t, h)
+			b := testbidder.HTTP(t, h)
 			sc := startSidecar(t, compile(t, fmt.Sprintf("upstreams:\n  - {name: dsp, url: %q, path: /bid, onError: status}\n"+
 				"policy:\n  gates: [{gate: impidMatch}, {gate: bidSanity}]\n", b.URL), nil))
 			a := sc.post("/bid", withTmax(t, 1000))
@@ -290,9 +263,9 @@ func TestOnErrorStatus(t *testing.T) {
 		}
 	}
 	f("timeout", slow, 504, "bidder failed: timeout\n")
-	f("500", fixed(500, nil), 502, "bidder failed: http_status\n")
-	f("malformed JSON", fixed(200, []byte("{")), 502, "bidder failed: bad_json\n")
-	f("redirect", fixed(302, nil), 502, "bidder failed: redirect\n")
-	f("no-bid", fixed(204, nil), 204, "")
-	f("every bid rejected", fixed(200, []byte(allBad)), 204, "")
+	f("500", testbidder.Answer(500, nil), 502, "bidder failed: http_status\n")
+	f("malformed JSON", testbidder.Answer(200, []byte("{")), 502, "bidder failed: bad_json\n")
+	f("redirect", testbidder.Answer(302, nil), 502, "bidder failed: redirect\n")
+	f("no-bid", testbidder.Answer(204, nil), 204, "")
+	f("every bid rejected", testbidder.Answer(200, []byte(allBad)), 204, "")
 }

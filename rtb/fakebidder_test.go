@@ -1,7 +1,6 @@
 package rtb
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/tls"
 	"encoding/json"
@@ -17,15 +16,16 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"github.com/valyala/fasthttp"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
-// keepAliveBidder is a scripted HTTP/1.1 bidder on loopback TCP: it reads
-// requests with fasthttp's parser, counts each request id it read, and
-// answers with a bid whose id names the request, so a stale answer is seen.
-// Hooks change what it does on the wire.
+// keepAliveBidder is a scripted HTTP/1.1 bidder (a testbidder.Raw): it
+// reads requests with fasthttp's parser, counts each request id it read,
+// and answers with a bid whose id names the request, so a stale answer is
+// seen. Hooks change what it does on the wire.
 type keepAliveBidder struct {
-	t    *testing.T
-	addr string
+	*testbidder.Bidder
 
 	// idleClose closes a connection that waits longer for its next request
 	// (a bidder's keep-alive timeout; 0: never).
@@ -44,83 +44,24 @@ type keepAliveBidder struct {
 	mu     sync.Mutex
 	seen   map[string]int      // request id → times read
 	readOn map[string]net.Conn // request id → the connection it was read on
-	ln     net.Listener
-	conns  map[net.Conn]bool
-	wg     sync.WaitGroup
-
-	accepted atomic.Int64
 }
 
 func newKeepAliveBidder(t *testing.T, configure func(b *keepAliveBidder)) *keepAliveBidder {
 	t.Helper()
-	b := &keepAliveBidder{t: t, seen: map[string]int{}, readOn: map[string]net.Conn{}, conns: map[net.Conn]bool{}}
+	b := &keepAliveBidder{seen: map[string]int{}, readOn: map[string]net.Conn{}}
 	if configure != nil {
 		configure(b)
 	}
-	b.start("127.0.0.1:0")
-	t.Cleanup(b.stop)
+	var opts []testbidder.Option
+	if b.tls != nil {
+		opts = append(opts, testbidder.WithTLS(b.tls))
+	}
+	b.Bidder = testbidder.Raw(t, b.serve, opts...)
 	return b
 }
 
-// start listens on addr (the same port again after stop: a restart).
-func (b *keepAliveBidder) start(addr string) {
-	ln, err := net.Listen("tcp", addr)
-	require.NoError(b.t, err)
-	if b.tls != nil {
-		ln = tls.NewListener(ln, b.tls)
-	}
-	b.mu.Lock()
-	b.ln, b.addr = ln, ln.Addr().String()
-	b.mu.Unlock()
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			b.accepted.Add(1)
-			b.mu.Lock()
-			b.conns[c] = true
-			b.mu.Unlock()
-			b.wg.Add(1)
-			go func() {
-				defer b.wg.Done()
-				b.serve(c)
-				b.mu.Lock()
-				delete(b.conns, c)
-				b.mu.Unlock()
-				_ = c.Close()
-			}()
-		}
-	}()
-}
-
-// stop closes the listener and every connection (a bidder process ending).
-func (b *keepAliveBidder) stop() {
-	b.mu.Lock()
-	_ = b.ln.Close()
-	for c := range b.conns {
-		_ = c.Close()
-	}
-	b.mu.Unlock()
-	b.wg.Wait()
-}
-
-// openConns is the number of connections the bidder holds open.
-func (b *keepAliveBidder) openConns() int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return len(b.conns)
-}
-
-func (b *keepAliveBidder) url(path string) string {
-	if b.tls != nil {
-		return "https://" + b.addr + path
-	}
-	return "http://" + b.addr + path
-}
+// url is the bidder's URL for path.
+func (b *keepAliveBidder) url(path string) string { return b.URL + path }
 
 // timesSeen returns how often the bidder read a request with this id.
 func (b *keepAliveBidder) timesSeen(id string) int {
@@ -136,8 +77,9 @@ func (b *keepAliveBidder) connOf(id string) net.Conn {
 	return b.readOn[id]
 }
 
-func (b *keepAliveBidder) serve(c net.Conn) {
-	br := bufio.NewReader(c)
+func (b *keepAliveBidder) serve(tc *testbidder.Conn) {
+	c := tc.Conn
+	br := tc.Reader()
 	var req fasthttp.Request
 	for n := 1; ; n++ {
 		if b.beforeRead != nil && !b.beforeRead(c, n) {
@@ -155,6 +97,7 @@ func (b *keepAliveBidder) serve(c net.Conn) {
 		if err := req.Read(br); err != nil {
 			return
 		}
+		b.Calls.Add(1)
 		var r struct{ ID string }
 		_ = json.Unmarshal(req.Body(), &r)
 		b.mu.Lock()
@@ -179,9 +122,7 @@ func bidFor(id string) []byte {
 	return fmt.Appendf(nil, `{"id":%q,"seatbid":[{"seat":"s","bid":[{"id":%q,"impid":"1","price":1.5,"crid":"c","adomain":["a.com"]}]}]}`, id, id+"-bid")
 }
 
-func httpAnswer(body []byte) []byte {
-	return append(fmt.Appendf(nil, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", len(body)), body...)
-}
+func httpAnswer(body []byte) []byte { return testbidder.Wire(200, body) }
 
 // auction posts a request with a fresh id to path and requires the bidder's
 // fresh answer for it: a bid named after this request, no other.

@@ -14,13 +14,14 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/bidguard/bidguard/config"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // forwardConfig routes /bid to the bidder's URL with path and query
 // pathQuery; upstreamKeys are YAML lines of the upstream entry (indented
 // four spaces).
-func forwardConfig(b *recordingBidder, pathQuery, upstreamKeys string) string {
-	return fmt.Sprintf("upstreams:\n  - name: dsp\n    url: %q\n    path: /bid\n%s\npolicy:\n  gates: [{gate: impidMatch}]\n", b.url(pathQuery), upstreamKeys)
+func forwardConfig(b *testbidder.Bidder, pathQuery, upstreamKeys string) string {
+	return fmt.Sprintf("upstreams:\n  - name: dsp\n    url: %q\n    path: /bid\n%s\npolicy:\n  gates: [{gate: impidMatch}]\n", b.URL+pathQuery, upstreamKeys)
 }
 
 // hopByHopLines are exchange headers that must never reach the bidder:
@@ -35,7 +36,7 @@ var hopByHopLines = []string{
 // not headers.remove, not a hop-by-hop header, not one bidguard owns, and
 // X-Forwarded-For with the client's address appended.
 func TestForwardedHeaders(t *testing.T) {
-	b := newRecordingBidder(t, nil)
+	b := testbidder.Raw(t, testbidder.Answering([]byte("HTTP/1.1 204 No Content\r\n\r\n")))
 	secret := filepath.Join(t.TempDir(), "key")
 	require.NoError(t, os.WriteFile(secret, []byte("file-secret\n"), 0o600))
 	t.Setenv("BIDGUARD_TEST_SECRET", "env-secret")
@@ -54,25 +55,25 @@ func TestForwardedHeaders(t *testing.T) {
 	resp, _ := sc.rawExchange(strings.Join(append(head, hopByHopLines...), "\r\n"), body)
 	require.Equal(t, 204, resp.StatusCode)
 
-	r := b.last()
-	require.Equal(t, "/openrtb", r.path(), "the path is the upstream's")
-	require.Equal(t, "x=1&a=b&c=%2F", r.query(), "the exchange's query after the URL's, as sent")
-	require.Equal(t, strings.TrimPrefix(b.url(""), "http://"), r.get(t, "Host"))
+	r := b.Last(t)
+	require.Equal(t, "/openrtb", r.Path(), "the path is the upstream's")
+	require.Equal(t, "x=1&a=b&c=%2F", r.Query(), "the exchange's query after the URL's, as sent")
+	require.Equal(t, strings.TrimPrefix(b.URL, "http://"), r.Get(t, "Host"))
 	for k, want := range map[string]string{
 		"Authorization": "Bearer tok", "X-Request-Id": "r-1", "Cookie": "a=b", "X-Openrtb-Version": "2.6",
 		"X-Lower-Case": "kept", "User-Agent": "bidguard/test", "Content-Type": "application/json",
 		"X-Api-Key": "file-secret", "X-Env": "env-secret", "X-Fixed": "v1",
 		"X-Forwarded-For": "1.2.3.4, 5.6.7.8, 127.0.0.1",
-		"Content-Length":  strconv.Itoa(len(r.body)),
+		"Content-Length":  strconv.Itoa(len(r.Body)),
 	} {
-		require.Equal(t, want, r.get(t, k), k)
+		require.Equal(t, want, r.Get(t, k), k)
 	}
 	for _, k := range []string{"Connection", "X-Hop", "Keep-Alive", "TE", "Upgrade", "Proxy-Authorization",
 		"Proxy-Connection", "Accept-Encoding", "X-Remove-Me", "Transfer-Encoding", "Content-Encoding"} {
-		require.Empty(t, r.values(k), k)
+		require.Empty(t, r.Values(k), k)
 	}
 	seen := map[string]bool{}
-	for _, h := range r.headers {
+	for _, h := range r.Header {
 		require.False(t, seen[strings.ToLower(h[0])], "%s sent twice", h[0])
 		seen[strings.ToLower(h[0])] = true
 	}
@@ -84,14 +85,14 @@ func TestForwardedHeaders(t *testing.T) {
 func TestForwardQuery(t *testing.T) {
 	f := func(pathQuery, keys, exchangeTarget, wantQuery string) {
 		t.Helper()
-		b := newRecordingBidder(t, nil)
+		b := testbidder.Raw(t, testbidder.Answering([]byte("HTTP/1.1 204 No Content\r\n\r\n")))
 		sc := startSidecar(t, compile(t, forwardConfig(b, pathQuery, keys), nil))
 		resp, _ := sc.rawExchange("POST "+exchangeTarget+" HTTP/1.1\r\nHost: x", requestWithID(t, "q"))
 		require.Equal(t, 204, resp.StatusCode)
-		r := b.last()
+		r := b.Last(t)
 		want, _, _ := strings.Cut(pathQuery, "?")
-		require.Equal(t, want, r.path())
-		require.Equal(t, wantQuery, r.query(), "%s + %s", pathQuery, exchangeTarget)
+		require.Equal(t, want, r.Path())
+		require.Equal(t, wantQuery, r.Query(), "%s + %s", pathQuery, exchangeTarget)
 	}
 	f("/p", "", "/bid?a=1", "a=1")
 	f("/p?x=1", "", "/bid?a=1&b=2", "x=1&a=1&b=2")
@@ -105,20 +106,20 @@ func TestForwardQuery(t *testing.T) {
 // or headers.maxBytes, or that is not a plain value, is dropped whole and
 // counted; the others pass; X-Forwarded-For keeps the client's address.
 func TestHeaderLimits(t *testing.T) {
-	b := newRecordingBidder(t, nil)
+	b := testbidder.Raw(t, testbidder.Answering([]byte("HTTP/1.1 204 No Content\r\n\r\n")))
 	keys := "    headers: {maxCount: 2, maxBytes: 64}\n"
 	sc := startSidecar(t, compile(t, forwardConfig(b, "/p", keys), nil))
 	long := strings.Repeat("v", 100)
 	head := "POST /bid HTTP/1.1\r\nHost: x\r\nX-A: 1\r\nX-Big: " + long + "\r\nX-Bin: caf\xc3\xa9\r\nX-C: 2\r\nX-D: 3\r\nX-Forwarded-For: 9.9.9.9"
 	resp, _ := sc.rawExchange(head, requestWithID(t, "l"))
 	require.Equal(t, 204, resp.StatusCode)
-	r := b.last()
-	require.Equal(t, "1", r.get(t, "X-A"))
-	require.Equal(t, "2", r.get(t, "X-C"))
+	r := b.Last(t)
+	require.Equal(t, "1", r.Get(t, "X-A"))
+	require.Equal(t, "2", r.Get(t, "X-C"))
 	for _, k := range []string{"X-Big", "X-Bin", "X-D"} {
-		require.Empty(t, r.values(k), k)
+		require.Empty(t, r.Values(k), k)
 	}
-	require.Equal(t, "127.0.0.1", r.get(t, "X-Forwarded-For"))
+	require.Equal(t, "127.0.0.1", r.Get(t, "X-Forwarded-For"))
 	for reason, n := range map[string]float64{"size": 1, "count": 2, "invalid": 1} {
 		require.Equal(t, n, sc.metric(`bidguard_upstream_headers_dropped_total{upstream="dsp",reason="`+reason+`"}`), reason)
 	}

@@ -10,12 +10,11 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,6 +23,7 @@ import (
 	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // baseConfig is the policy most tests run: the gates built so far.
@@ -160,46 +160,6 @@ func (sc *sidecar) metric(series string) float64 {
 	return 0
 }
 
-// bidder is a fake bidder on loopback: it records each call and answers
-// with its handler.
-type bidder struct {
-	*httptest.Server
-	calls atomic.Int64
-	mu    sync.Mutex
-	last  *http.Request
-	body  []byte
-}
-
-func newBidder(t *testing.T, h http.HandlerFunc) *bidder {
-	t.Helper()
-	b := &bidder{}
-	b.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		b.mu.Lock()
-		b.last, b.body = r, body
-		b.mu.Unlock()
-		b.calls.Add(1)
-		h(w, r)
-	}))
-	t.Cleanup(b.Close)
-	return b
-}
-
-// fixed answers every call with status and body (Content-Type application/json).
-func fixed(status int, body []byte) http.HandlerFunc {
-	return func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = w.Write(body)
-	}
-}
-
-func (b *bidder) lastCall() (*http.Request, []byte) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.last, b.body
-}
-
 func readFile(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile("testdata/" + name)
@@ -220,9 +180,9 @@ func withTmax(t testing.TB, tmax int) []byte {
 
 // setup starts a bidder with h and a sidecar in front of it running
 // baseConfig plus extra YAML.
-func setup(t *testing.T, h http.HandlerFunc, extra string) (*sidecar, *bidder) {
+func setup(t *testing.T, h http.HandlerFunc, extra string) (*sidecar, *testbidder.Bidder) {
 	t.Helper()
-	b := newBidder(t, h)
+	b := testbidder.HTTP(t, h)
 	snap := compile(t, fmt.Sprintf(baseConfig, b.URL)+extra, nil)
 	return startSidecar(t, snap), b
 }
@@ -256,4 +216,24 @@ func serveOnLoopback(t *testing.T, d *DemoBidder) string {
 	go func() { defer close(done); _ = d.Serve(ln) }()
 	t.Cleanup(func() { _ = d.Close(); <-done })
 	return "http://" + ln.Addr().String()
+}
+
+// rawExchange sends one raw HTTP/1.1 request (head lines without the
+// final blank line; Content-Length is added) and its body to the sidecar
+// and returns the answer, its body read whole.
+func (sc *sidecar) rawExchange(head string, body []byte) (*http.Response, []byte) {
+	sc.t.Helper()
+	u, err := url.Parse(sc.base)
+	require.NoError(sc.t, err)
+	c, err := net.Dial("tcp", u.Host)
+	require.NoError(sc.t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, head+"\r\nContent-Length: "+strconv.Itoa(len(body))+"\r\n\r\n"+string(body))
+	require.NoError(sc.t, err)
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	require.NoError(sc.t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(sc.t, err)
+	return resp, b
 }

@@ -16,11 +16,12 @@ import (
 
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // TestHTTPBehaviour walks the table of docs/design.md "HTTP behaviour of serve".
 func TestHTTPBehaviour(t *testing.T) {
-	sc, b := setup(t, fixed(200, readFile(t, "typical-response.json")), "limits: {maxRequestBytes: 4096}\n")
+	sc, b := setup(t, testbidder.Answer(200, readFile(t, "typical-response.json")), "limits: {maxRequestBytes: 4096}\n")
 	version := sc.holder.Load().Version
 	req := withTmax(t, 1000)
 	f := func(name string, a answer, status int, text ...string) {
@@ -75,7 +76,7 @@ func TestHTTPBehaviour(t *testing.T) {
 	f("over maxRequestBytes", sc.post("/bid", big), 413, "body over 4096 bytes")
 	f("gzip over maxRequestBytes once decoded", sc.post("/bid", gzipped(t, big), "Content-Encoding: gzip"), 413, "body over 4096 bytes")
 	f("corrupt gzip", sc.post("/bid", []byte("nope"), "Content-Encoding: gzip"), 400, "malformed bid request: corrupt gzip body")
-	require.Zero(t, b.calls.Load(), "no bidder call for a refused request")
+	require.Zero(t, b.Calls.Load(), "no bidder call for a refused request")
 
 	// Accepted variants reach the bidder.
 	f("json with parameters", sc.post("/bid", req, "Content-Type: application/json; charset=utf-8"), 200)
@@ -83,14 +84,14 @@ func TestHTTPBehaviour(t *testing.T) {
 	f("no Content-Type", sc.post("/bid", req, "Content-Type: -"), 200)
 	f("identity", sc.post("/bid", req, "Content-Encoding: identity"), 200)
 	f("gzip request", sc.post("/bid", gzipped(t, req), "Content-Encoding: gzip"), 200)
-	require.EqualValues(t, 5, b.calls.Load())
-	r, got := b.lastCall()
-	require.Contains(t, string(got), `"imp":`, "the bidder gets the request uncompressed")
-	require.Empty(t, r.Header.Get("Content-Encoding"))
+	require.EqualValues(t, 5, b.Calls.Load())
+	r := b.Last(t)
+	require.Contains(t, string(r.Body), `"imp":`, "the bidder gets the request uncompressed")
+	require.Empty(t, r.Get(t, "Content-Encoding"))
 }
 
 func TestUnroutedCountedAsNone(t *testing.T) {
-	sc, _ := setup(t, fixed(204, nil), "")
+	sc, _ := setup(t, testbidder.Answer(204, nil), "")
 	sc.post("/nope", withTmax(t, 1000))
 	sc.do(http.MethodGet, "/nope", nil)
 	sc.do(http.MethodGet, "/bid", nil)
@@ -139,7 +140,7 @@ func TestPanicRecovered(t *testing.T) {
 		Options: func() any { return &struct{}{} },
 		New:     func(any, engine.Env) (engine.Gate, error) { return panicky{}, nil },
 	}
-	b := newBidder(t, fixed(200, readFile(t, "typical-response.json")))
+	b := testbidder.HTTP(t, testbidder.Answer(200, readFile(t, "typical-response.json")))
 	cfg := fmt.Sprintf(baseConfig, b.URL) + "    - gate: panicky\n"
 	sc := startSidecar(t, compile(t, cfg, reg))
 	for range 2 {
@@ -161,7 +162,7 @@ func (panicky) Prepare(*engine.Input) string                       { return "" }
 func (panicky) CheckBid(*engine.Input, *engine.Bid) engine.Verdict { panic("gate bug") }
 
 func TestReloadSwapsSnapshot(t *testing.T) {
-	sc, b := setup(t, fixed(200, readFile(t, "typical-response.json")), "")
+	sc, b := setup(t, testbidder.Answer(200, readFile(t, "typical-response.json")), "")
 	a := sc.post("/bid", withTmax(t, 1000))
 	require.Equal(t, sc.holder.Load().Version, a.header.Get("X-Bidguard-Config"))
 	old := a.header.Get("X-Bidguard-Config")
@@ -185,7 +186,7 @@ policy:
 }
 
 func TestSeatLabels(t *testing.T) {
-	sc, _ := setup(t, fixed(200, readFile(t, "typical-response.json")), `seats:
+	sc, _ := setup(t, testbidder.Answer(200, readFile(t, "typical-response.json")), `seats:
   "512": {action: shadow}
 quarantine: {seats: ["777"]}
 `)
@@ -212,7 +213,7 @@ func TestAdmin(t *testing.T) {
 	}
 	require.Equal(t, 503, empty.post("/bid", withTmax(t, 1000)).status)
 
-	sc, _ := setup(t, fixed(200, readFile(t, "typical-response.json")), "")
+	sc, _ := setup(t, testbidder.Answer(200, readFile(t, "typical-response.json")), "")
 	for _, p := range []string{"/healthz", "/readyz"} {
 		code, _ := get(sc.admin + p)
 		require.Equal(t, 200, code, p)
@@ -254,7 +255,7 @@ func TestShutdownIsGraceful(t *testing.T) {
 		case <-release:
 		case <-r.Context().Done():
 		}
-		fixed(200, readFile(t, "typical-response.json"))(w, r)
+		testbidder.Answer(200, readFile(t, "typical-response.json"))(w, r)
 	}, "")
 	got := make(chan answer, 1)
 	go func() { got <- sc.post("/bid", withTmax(t, 1000)) }()
@@ -265,7 +266,7 @@ func TestShutdownIsGraceful(t *testing.T) {
 		defer cancel()
 		done <- sc.srv.Shutdown(ctx)
 	}()
-	time.Sleep(50 * time.Millisecond)
+	require.Eventually(t, func() bool { return !sc.srv.Ready() }, 5*time.Second, time.Millisecond, "shutdown began")
 	close(release)
 	a := <-got
 	require.Equal(t, 200, a.status, "the request in flight is answered")
@@ -279,7 +280,7 @@ func TestShutdownIsGraceful(t *testing.T) {
 // keeps accepting and judging (a new connection included); its answers
 // close their connections. Shutdown then stops accepting.
 func TestDrain(t *testing.T) {
-	sc, _ := setup(t, fixed(200, readFile(t, "typical-response.json")), "")
+	sc, _ := setup(t, testbidder.Answer(200, readFile(t, "typical-response.json")), "")
 	ready := func() int {
 		resp, err := client.Get(sc.admin + "/readyz")
 		require.NoError(t, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 func TestDefaultMaxConns(t *testing.T) {
@@ -54,7 +55,7 @@ func (l *flakyListener) Accept() (net.Conn, error) {
 // TestAcceptSurvivesEMFILE: temporary accept errors are retried with
 // back-off and counted; serving goes on.
 func TestAcceptSurvivesEMFILE(t *testing.T) {
-	sc, _ := setup(t, fixed(204, nil), "")
+	sc, _ := setup(t, testbidder.Answer(204, nil), "")
 	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	emfile := &net.OpError{Op: "accept", Net: "tcp", Err: syscall.EMFILE}
@@ -73,7 +74,7 @@ func TestAcceptSurvivesEMFILE(t *testing.T) {
 // TestMaxConns: connections over limits.maxConns are closed at once and
 // counted; a freed slot is usable again.
 func TestMaxConns(t *testing.T) {
-	sc, b := setup(t, fixed(204, nil), "limits: {maxConns: 2}\n")
+	sc, b := setup(t, testbidder.Answer(204, nil), "limits: {maxConns: 2}\n")
 	addr := strings.TrimPrefix(sc.base, "http://")
 	var held []net.Conn
 	for range 2 {
@@ -97,14 +98,14 @@ func TestMaxConns(t *testing.T) {
 	answers := rawExchange(t, addr, smuggled[:len("POST /bid HTTP/1.1\r\n")]+"Connection: close\r\n"+smuggled[len("POST /bid HTTP/1.1\r\n"):])
 	require.Len(t, answers, 1)
 	require.Equal(t, 204, answers[0].StatusCode)
-	require.EqualValues(t, 1, b.calls.Load())
+	require.EqualValues(t, 1, b.Calls.Load())
 	held[1].Close()
 }
 
 // TestIdleTimeout: an idle keep-alive connection is closed after
 // limits.idleTimeoutMs.
 func TestIdleTimeout(t *testing.T) {
-	sc, _ := setup(t, fixed(204, nil), "limits: {idleTimeoutMs: 200}\n")
+	sc, _ := setup(t, testbidder.Answer(204, nil), "limits: {idleTimeoutMs: 200}\n")
 	c, err := net.Dial("tcp", strings.TrimPrefix(sc.base, "http://"))
 	require.NoError(t, err)
 	defer c.Close()
@@ -125,7 +126,7 @@ func TestIdleTimeout(t *testing.T) {
 // Test408OnKeepAlive: a request that stalls on a kept-alive connection is
 // answered 408 even when the previous answer's write deadline has passed.
 func Test408OnKeepAlive(t *testing.T) {
-	b := newBidder(t, fixed(204, nil))
+	b := testbidder.HTTP(t, testbidder.Answer(204, nil))
 	sc := startSidecarWith(t, compile(t, fmt.Sprintf(baseConfig, b.URL), nil), func(s *Server) {
 		s.srv.ReadTimeout = 300 * time.Millisecond
 		s.srv.WriteTimeout = 50 * time.Millisecond
@@ -154,7 +155,7 @@ func Test408OnKeepAlive(t *testing.T) {
 // connection just after shutdown begins is answered 204 with
 // Connection: close, not refused.
 func TestShutdownAnswersIdleConnection(t *testing.T) {
-	b := newBidder(t, fixed(204, nil))
+	b := testbidder.HTTP(t, testbidder.Answer(204, nil))
 	sc := startSidecarWith(t, compile(t, fmt.Sprintf(baseConfig, b.URL), nil), func(s *Server) { s.drain = 5 * time.Second })
 	c, err := net.Dial("tcp", strings.TrimPrefix(sc.base, "http://"))
 	require.NoError(t, err)
@@ -184,7 +185,7 @@ func TestShutdownAnswersIdleConnection(t *testing.T) {
 	require.NoError(t, <-done)
 	require.Less(t, time.Since(start), 4*time.Second, "shutdown ends once every connection is closed")
 	require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="shutdown"}`))
-	require.EqualValues(t, 1, b.calls.Load())
+	require.EqualValues(t, 1, b.Calls.Load())
 }
 
 // TestArrivalIsKernelReceiveTime: a request's arrival is when its bytes
@@ -244,7 +245,7 @@ func TestQueuedRequestShed(t *testing.T) {
 	answers := rawExchange(t, strings.TrimPrefix(sc.base, "http://"), slow+quick)
 	require.Len(t, answers, 2)
 	require.Equal(t, 204, answers[1].StatusCode)
-	require.EqualValues(t, 1, b.calls.Load(), "the queued request never reached the bidder")
+	require.EqualValues(t, 1, b.Calls.Load(), "the queued request never reached the bidder")
 	require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="budget"}`))
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // startWith is startSidecar with options (hooks) of the test's.
@@ -49,7 +50,7 @@ func TestJudgedHook(t *testing.T) {
 	resp := readFile(t, "typical-response.json")
 	bad := typicalWith(t, `"id": "b3", "impid": "3"`, `"id": "b3", "impid": "9"`)
 	var body atomic.Pointer[[]byte] // the race detector sees no order through the socket
-	b := newBidder(t, func(w http.ResponseWriter, r *http.Request) {
+	b := testbidder.HTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if *body.Load() == nil {
 			w.WriteHeader(http.StatusNoContent)

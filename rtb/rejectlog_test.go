@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // syncBuffer is a log destination safe for concurrent writes.
@@ -85,7 +86,7 @@ func TestRejectionLogRateLimited(t *testing.T) {
 func TestRejectionLogLine(t *testing.T) {
 	long := strings.Repeat("é", 40) + "\n"
 	resp := strings.Replace(allBad, `"id":"x1"`, fmt.Sprintf(`"id":%q`, long), 1)
-	sc, _ := setup(t, fixed(200, []byte(resp)), "    - {gate: impidMatch, name: impid-warn, mode: warn}\n  failFast: false\n")
+	sc, _ := setup(t, testbidder.Answer(200, []byte(resp)), "    - {gate: impidMatch, name: impid-warn, mode: warn}\n  failFast: false\n")
 	var buf syncBuffer
 	sc.srv.rejects.log = slog.New(slog.NewTextHandler(&buf, nil))
 	a := sc.post("/bid", withTmax(t, 1000))

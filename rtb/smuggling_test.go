@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // smuggled is a well-formed bid request to /bid: the bytes an attacker
@@ -95,7 +97,7 @@ func rawExchange(t *testing.T, addr, req string) []*http.Response {
 // another way is answered 400 and its connection closed; the request hidden
 // behind it never reaches the bidder.
 func TestSmuggling(t *testing.T) {
-	sc, b := setup(t, fixed(204, nil), "")
+	sc, b := setup(t, testbidder.Answer(204, nil), "")
 	addr := strings.TrimPrefix(sc.base, "http://")
 	for _, p := range smugglingProbes {
 		answers := rawExchange(t, addr, p.req)
@@ -105,13 +107,13 @@ func TestSmuggling(t *testing.T) {
 		require.Equal(t, "bad request framing: "+p.reason+"\n", string(body), p.name)
 		require.Equal(t, "text/plain; charset=utf-8", answers[0].Header.Get("Content-Type"), p.name)
 	}
-	require.Zero(t, b.calls.Load(), "no request reached the bidder")
+	require.Zero(t, b.Calls.Load(), "no request reached the bidder")
 
 	// HTTP/1.0 does not know chunked: fasthttp refuses it (RFC 9112 §6.1).
 	answers := rawExchange(t, addr, "POST /bid HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"+smuggled)
 	require.Len(t, answers, 1)
 	require.Equal(t, 400, answers[0].StatusCode)
-	require.Zero(t, b.calls.Load())
+	require.Zero(t, b.Calls.Load())
 
 	// Well-framed requests pipelined on one connection: one bidder call
 	// each, chunked or not, with leading CRLFs.
@@ -124,5 +126,5 @@ func TestSmuggling(t *testing.T) {
 		require.Equal(t, 204, a.StatusCode, "request %d", i)
 	}
 	require.Equal(t, 405, answers[3].StatusCode)
-	require.EqualValues(t, 3, b.calls.Load())
+	require.EqualValues(t, 3, b.Calls.Load())
 }

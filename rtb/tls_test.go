@@ -9,8 +9,8 @@ import (
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // testCA is a certificate authority made in the test.
@@ -202,15 +204,14 @@ func TestTLSPooled(t *testing.T) {
 		time.Sleep(2 * settleTime) // pacing: the connection rests, as between real auctions
 	}
 	handshakes := sc.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`)
-	t.Logf("%d auctions: %v handshakes, %d connections", n, handshakes, b.accepted.Load())
-	require.EqualValues(t, b.accepted.Load(), handshakes, "one handshake per connection")
+	t.Logf("%d auctions: %v handshakes, %d connections", n, handshakes, b.Accepted.Load())
+	require.EqualValues(t, b.Accepted.Load(), handshakes, "one handshake per connection")
 	require.EqualValues(t, 1, handshakes, "one connection for all")
 
 	// The bidder restarts (same TLS configuration, so the same ticket
 	// keys): the probe finds the connection closed, the next one resumes.
-	addr := b.addr
-	b.stop()
-	b.start(addr)
+	b.Stop()
+	b.Restart()
 	sc.auction("/bid")
 	require.EqualValues(t, 2, sc.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`))
 	require.EqualValues(t, 1, sc.metric(`bidguard_upstream_tls_resumed_total{upstream="dsp"}`))
@@ -284,25 +285,10 @@ func TestTLSStaleAndSlowHandshake(t *testing.T) {
 	}
 	requireEachSeenOnce(t, b.keepAliveBidder, ids)
 	require.Positive(t, sc.metric(`bidguard_upstream_conns_closed_total{reason="stale"}`), sc.failureCounts())
-	require.EqualValues(t, b.accepted.Load(), sc.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`))
+	require.EqualValues(t, b.Accepted.Load(), sc.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`))
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	var held sync.Map
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			held.Store(c, true) // never a byte back
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		held.Range(func(c, _ any) bool { _ = c.(net.Conn).Close(); return true })
-	})
-	cfg := fmt.Sprintf("upstreams:\n  - {name: dsp, url: \"https://%s/bid\", path: /bid, tls: {%s}}\npolicy:\n  gates: [{gate: impidMatch}]\n", ln.Addr(), tlsKeys)
+	held := testbidder.Raw(t, func(c *testbidder.Conn) { _, _ = io.Copy(io.Discard, c) }) // never a byte back
+	cfg := fmt.Sprintf("upstreams:\n  - {name: dsp, url: \"https://%s/bid\", path: /bid, tls: {%s}}\npolicy:\n  gates: [{gate: impidMatch}]\n", held.Addr, tlsKeys)
 	sc2 := startSidecar(t, compile(t, cfg, nil))
 	a := sc2.post("/bid", withTmax(t, 100))
 	require.Equal(t, 204, a.status)

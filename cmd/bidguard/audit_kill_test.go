@@ -2,12 +2,9 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +15,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
 // Settings of the kill -9 test: a small queue and many rejected bids per
@@ -53,10 +53,7 @@ func TestServeAuditKill9(t *testing.T) {
 		t.Skip("builds the binary and kills it: not under -short")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bidguard")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testserve.Build(t)
 	bidder := allRejectedBidder(t)
 	require.NoError(t, writeFile(filepath.Join(dir, "audit.key"), auditKey))
 	cfg := filepath.Join(dir, "bidguard.yaml")
@@ -119,13 +116,7 @@ func allRejectedBidder(t *testing.T) string {
 		bids = append(bids, fmt.Sprintf(`{"id":"b%d","impid":"nope","price":1,"crid":"c%d","adomain":["brand.com"]}`, i, i))
 	}
 	body := `{"id":"r1","seatbid":[{"seat":"s1","bid":[` + strings.Join(bids, ",") + `]}]}`
-	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, body)
-	}))
-	t.Cleanup(b.Close)
-	return b.URL + "/bid"
+	return testbidder.HTTP(t, testbidder.Answer(200, []byte(body))).URL + "/bid"
 }
 
 // runServeUnderLoad starts serve, loads it for killLoadFor while scraping
@@ -133,14 +124,8 @@ func allRejectedBidder(t *testing.T) string {
 func runServeUnderLoad(t *testing.T, bin, cfg, bidder string, graceful bool) *killRun {
 	t.Helper()
 	run := &killRun{start: time.Now()}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfg, "--upstream", bidder)
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	m := waitServing(t, &stderr, nil)
-	addr, admin := m[1], m[2]
+	p := testserve.Start(t, testserve.Options{Bin: bin, Args: []string{"--config", cfg, "--upstream", bidder}})
+	addr, admin := p.Addr, p.Admin
 
 	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: killClients}}
 	defer client.CloseIdleConnections()
@@ -196,18 +181,17 @@ func runServeUnderLoad(t *testing.T, bin, cfg, bidder string, graceful bool) *ki
 	select {
 	case <-enough:
 	case <-time.After(20 * time.Second):
-		t.Fatalf("fewer than %d scrapes of /metrics in 20 s; stderr: %s", killScrapes, stderr.String())
+		t.Fatalf("fewer than %d scrapes of /metrics in 20 s; stderr: %s", killScrapes, p.Log)
 	}
 	if graceful {
 		stop()
 		wg.Wait()
 		<-scraped
-		require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-		require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
+		p.Stop() // exit 0 after SIGTERM
 		return run
 	}
-	require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
-	_ = cmd.Wait()
+	p.Signal(syscall.SIGKILL)
+	<-p.Done()
 	stop()
 	wg.Wait()
 	<-scraped

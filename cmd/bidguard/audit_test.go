@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -194,27 +193,11 @@ func auditServeConfig(maxPrice string) string {
 		"policy:\n  gates:\n    - gate: impidMatch\n    - {gate: bidSanity, options: {maxPrice: " + maxPrice + "}}\n"
 }
 
-// startServeStoppable runs serve in-process until stop, which returns its
+// startServeStoppable runs serve in process until stop, which returns its
 // exit status.
 func startServeStoppable(t *testing.T, config, upstream string) (served, func() int) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var errOut syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &errOut) }()
-	stop := func() int {
-		cancel()
-		select {
-		case code := <-done:
-			return code
-		case <-time.After(15 * time.Second):
-			t.Fatal("serve did not stop")
-			return -1
-		}
-	}
-	t.Cleanup(func() { cancel() })
-	m := waitServing(t, &errOut, nil)
-	return served{addr: m[1], admin: m[2], stderr: &errOut}, stop
+	return serveInProcess(t, serveFlags{config: config, upstream: upstream})
 }
 
 // metricValue reads one series from the admin /metrics (-1 when absent).

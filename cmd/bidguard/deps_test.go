@@ -25,6 +25,8 @@ const module = "github.com/bidguard/bidguard"
 // gate through engine.SeatStates), so they are in the closure of whatever imports
 // config. loadtest and faults import no bidguard package. gates/verdictcache
 // and gates/markup (the creative readers) are leaves the gates may import.
+// internal/testbidder and internal/testserve, the tests' fake bidder and
+// serve runner, import no bidguard package, and only tests import them.
 var allowed = map[string][]string{
 	"audit":      {"jsonraw"},
 	"capture":    {"jsonraw"},
@@ -42,7 +44,14 @@ var allowed = map[string][]string{
 
 	"gates/verdictcache": {},
 	"gates/markup":       {},
+
+	"internal/testbidder": {},
+	"internal/testserve":  {},
 }
+
+// testSupport are the packages of test furniture: only _test.go files
+// import them, never a package's own code.
+var testSupport = []string{"internal/testbidder", "internal/testserve"}
 
 // stdlibOnly are the leaf packages that import nothing outside the
 // standard library.
@@ -66,12 +75,16 @@ func TestDependencyDirection(t *testing.T) {
 	require.NoError(t, err, string(out))
 	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
 		pkg, imports, _ := strings.Cut(line, " ")
+		for _, ts := range testSupport {
+			require.NotContains(t, strings.Fields(imports), module+"/"+ts, "%s is test code: only _test.go files may import it", ts)
+		}
 		if pkg == module+"/config" || pkg == module+"/cmd/bidguard" {
 			continue
 		}
 		for _, leaf := range []string{"audit", "capture", "quarantine"} {
 			require.NotContains(t, strings.Fields(imports), module+"/"+leaf, "%s must not import %s (config converts its settings)", pkg, leaf)
 		}
+
 	}
 	out, err = exec.Command("go", "list", "-deps", module+"/engine", module+"/gates", module+"/pool").CombinedOutput()
 	require.NoError(t, err)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"regexp"
 	"strings"
 	"sync"
@@ -15,31 +13,21 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
-// startServeProcess runs `bidguard serve` as a child (the test binary in
-// TestServeHelperProcess) with a copy of the loopback config whose
-// shutdown.drainMs is drainMs, and returns it once it serves.
-func startServeProcess(t *testing.T, drainMs string) (*exec.Cmd, *syncBuffer, []string, <-chan error) {
+// startServeProcess runs `bidguard serve` as a child with a copy of the
+// loopback config whose shutdown.drainMs is drainMs, and returns it once
+// it serves.
+func startServeProcess(t *testing.T, drainMs string) *testserve.Proc {
 	t.Helper()
 	path := loopbackConfig(t)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	cfg := regexp.MustCompile(`(?m)^shutdown: .*$`).ReplaceAllString(string(data), "shutdown: {drainMs: "+drainMs+"}")
 	require.NoError(t, os.WriteFile(path, []byte(cfg), 0o644))
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeHelperProcess$", "--",
-		"serve", "--config", path, "--upstream", fakeBidder(t))
-	cmd.Env = append(os.Environ(), "BIDGUARD_SERVE_HELPER=1")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	waited := make(chan error, 1)
-	exited := make(chan struct{})
-	go func() { waited <- cmd.Wait(); close(exited) }()
-	m := waitServing(t, &stderr, exited)
-	return cmd, &stderr, m, waited
+	return testserve.Start(t, testserve.Options{Args: []string{"--config", path, "--upstream", fakeBidder(t)}})
 }
 
 // TestServeDrain: after SIGTERM, /readyz answers 503 at once while both
@@ -48,8 +36,8 @@ func startServeProcess(t *testing.T, drainMs string) (*exec.Cmd, *syncBuffer, []
 // failed request; answers carry Connection: close. A second SIGTERM ends
 // the drain (here long: 60 s), and serve exits 0.
 func TestServeDrain(t *testing.T) {
-	cmd, stderr, m, waited := startServeProcess(t, "60000")
-	addr, admin := m[1], m[2]
+	p := startServeProcess(t, "60000")
+	addr, admin := p.Addr, p.Admin
 	body := reloadReq
 	want, _, _ := bid(t, addr) // what the bidder's answer comes to before the signal
 	require.Contains(t, []int{200, 204}, want)
@@ -112,7 +100,7 @@ func TestServeDrain(t *testing.T) {
 	require.Eventually(t, func() bool { return sent.Load() > 40 }, 10*time.Second, time.Millisecond)
 
 	signalled.Store(true)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGTERM))
 	require.Eventually(t, func() bool { return readyz() == 503 }, 10*time.Second, 5*time.Millisecond, "/readyz turns 503")
 	require.Eventually(t, func() bool {
 		for i := range afterSignal {
@@ -130,48 +118,48 @@ func TestServeDrain(t *testing.T) {
 	require.Positive(t, closed.Load(), "answers during the drain close their connection")
 	require.Equal(t, 503, readyz())
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case err := <-waited:
-		require.NoError(t, err, "exit 0; stderr: %s", stderr.String())
+	case <-p.Done():
+		require.NoError(t, p.Err(), "exit 0; stderr: %s", p.Log.String())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("a second SIGTERM did not end the drain; stderr: %s", stderr.String())
+		t.Fatalf("a second SIGTERM did not end the drain; stderr: %s", p.Log.String())
 	}
-	require.Contains(t, stderr.String(), "draining: /readyz answers 503")
-	require.Contains(t, stderr.String(), "drain cut short")
-	require.Contains(t, stderr.String(), "stopped")
+	require.Contains(t, p.Log.String(), "draining: /readyz answers 503")
+	require.Contains(t, p.Log.String(), "drain cut short")
+	require.Contains(t, p.Log.String(), "stopped")
 }
 
 // TestServeDrainEnds: the drain ends by itself after drainMs, then serve
 // stops accepting and exits 0.
 func TestServeDrainEnds(t *testing.T) {
-	cmd, stderr, m, waited := startServeProcess(t, "200")
-	resp, err := http.Post("http://"+m[1]+"/", "application/json", strings.NewReader(`{"id":"r","imp":[{"id":"1"}]}`))
+	p := startServeProcess(t, "200")
+	resp, err := http.Post("http://"+p.Addr+"/", "application/json", strings.NewReader(`{"id":"r","imp":[{"id":"1"}]}`))
 	require.NoError(t, err)
 	resp.Body.Close()
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	require.NoError(t, p.Cmd.Process.Signal(syscall.SIGTERM))
 	select {
-	case err := <-waited:
-		require.NoError(t, err, "exit 0; stderr: %s", stderr.String())
+	case <-p.Done():
+		require.NoError(t, p.Err(), "exit 0; stderr: %s", p.Log.String())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("serve did not stop after the drain; stderr: %s", stderr.String())
+		t.Fatalf("serve did not stop after the drain; stderr: %s", p.Log.String())
 	}
-	require.Contains(t, stderr.String(), "drainMs=200")
-	require.Contains(t, stderr.String(), "drain over: shutting down")
-	_, err = http.Get("http://" + m[1] + "/")
+	require.Contains(t, p.Log.String(), "drainMs=200")
+	require.Contains(t, p.Log.String(), "drain over: shutting down")
+	_, err = http.Get("http://" + p.Addr + "/")
 	require.Error(t, err, "nothing listens any more")
 }
 
 // SIGINT (Ctrl-C at a terminal) stops at once, without the drain.
 func TestServeSIGINTSkipsDrain(t *testing.T) {
-	cmd, stderr, _, waited := startServeProcess(t, "60000")
-	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	p := startServeProcess(t, "60000")
+	require.NoError(t, p.Cmd.Process.Signal(os.Interrupt))
 	select {
-	case err := <-waited:
-		require.NoError(t, err, "exit 0; stderr: %s", stderr.String())
+	case <-p.Done():
+		require.NoError(t, p.Err(), "exit 0; stderr: %s", p.Log.String())
 	case <-time.After(30 * time.Second):
-		t.Fatalf("SIGINT waited for the drain; stderr: %s", stderr.String())
+		t.Fatalf("SIGINT waited for the drain; stderr: %s", p.Log.String())
 	}
-	require.NotContains(t, stderr.String(), "draining")
-	require.Contains(t, stderr.String(), "stopped")
+	require.NotContains(t, p.Log.String(), "draining")
+	require.Contains(t, p.Log.String(), "stopped")
 }

@@ -1,18 +1,17 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // dashboardMetrics returns every bidguard metric name the Grafana dashboard
@@ -86,9 +85,7 @@ func TestGrafanaDashboardQueriesExistingMetrics(t *testing.T) {
 	names := dashboardMetrics(t, "../../configs/grafana/bidguard.json")
 	require.NotEmpty(t, names)
 
-	bidder, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	bidder := testbidder.HTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/fail" {
 			w.WriteHeader(http.StatusInternalServerError)
 			return
@@ -98,19 +95,10 @@ func TestGrafanaDashboardQueriesExistingMetrics(t *testing.T) {
 			{"id":"ok","impid":"1","price":1,"crid":"c1","adomain":["brand.com"],"adm":"<div>ad</div>","w":300,"h":250,"mtype":1},
 			{"id":"bad","impid":"9","price":1,"crid":"c2","adomain":["brand.com"],"adm":"<div>ad</div>","w":300,"h":250,"mtype":1},
 			{"id":"tax","impid":"1","price":1,"crid":"c3","adomain":["brand.com"],"adm":"<div>ad</div>","w":300,"h":250,"mtype":1,"cattax":2,"cat":["x"]}]}]}`)
-	})}
-	go func() { _ = srv.Serve(bidder) }()
-	defer srv.Close()
+	})
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var errOut syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- serve(ctx, serveFlags{config: loopbackConfig(t), upstream: "http://" + bidder.Addr().String() + "/"}, nil, &errOut)
-	}()
-	m := waitServing(t, &errOut, nil)
-	addr, admin := m[1], m[2]
+	s, stop := serveInProcess(t, serveFlags{config: loopbackConfig(t), upstream: bidder.URL + "/"})
+	addr, admin, errOut := s.addr, s.admin, s.stderr
 
 	req := `{"id":"r1","tmax":500,"bcat":["IAB25"],"imp":[{"id":"1","banner":{"w":300,"h":250}}]}`
 	for range 3 {
@@ -140,13 +128,7 @@ func TestGrafanaDashboardQueriesExistingMetrics(t *testing.T) {
 		require.True(t, described[fam], "%s is exposed with its # HELP", fam)
 	}
 	require.Regexp(t, `(?m)^bidguard_build_info\{version="`+regexp.QuoteMeta(version)+`",revision="`+regexp.QuoteMeta(revision)+`",goversion="go[^"]+"\} 1$`, string(body))
-	cancel()
-	select {
-	case code := <-done:
-		require.Equal(t, 0, code)
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
-	}
+	require.Equal(t, 0, stop())
 }
 
 // TestDashboardCheckCanFail shows the check above catches a metric that does

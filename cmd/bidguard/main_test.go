@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
 func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }
@@ -234,22 +234,8 @@ func TestVersionStamped(t *testing.T) {
 	require.Regexp(t, `^bidguard v9\.8\.7-3-gabcdef0-dirty revision 0123456789abcdef0123456789abcdef01234567 go\S+ config [0-9a-f]{12}\n$`, string(out))
 
 	// serve: the start-up log line and bidguard_build_info.
-	var logs syncBuffer
-	cmd := exec.Command(bin, "serve", "--config", loopbackConfig(t))
-	cmd.Stdout, cmd.Stderr = &logs, &logs
-	require.NoError(t, cmd.Start())
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-	}()
-	var admin string
-	require.Eventually(t, func() bool {
-		m := servingLine.FindStringSubmatch(logs.String())
-		if m != nil {
-			admin = m[2]
-		}
-		return m != nil && strings.Contains(logs.String(), "msg=serving")
-	}, 20*time.Second, 10*time.Millisecond, "%s", &logs)
+	p := testserve.Start(t, testserve.Options{Bin: bin, Args: []string{"--config", loopbackConfig(t)}})
+	logs, admin := p.Log, p.Admin
 	require.Regexp(t, `msg=serving version=v9\.8\.7-3-gabcdef0-dirty revision=0123456789abcdef0123456789abcdef01234567 `, logs.String())
 	resp, err := http.Get("http://" + admin + "/metrics")
 	require.NoError(t, err)

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -21,6 +20,8 @@ import (
 	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
+	"github.com/bidguard/bidguard/internal/testbidder"
+	"github.com/bidguard/bidguard/internal/testserve"
 	"github.com/bidguard/bidguard/quarantine"
 	"github.com/bidguard/bidguard/rtb"
 )
@@ -40,8 +41,7 @@ type jumpingBidder struct {
 
 func newJumpingBidder(t *testing.T) *jumpingBidder {
 	b := &jumpingBidder{}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
+	srv := testbidder.HTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		n := b.n.Add(1)
 		var bids []string
 		for _, seat := range []string{"s1", "s2", "s3"} {
@@ -54,8 +54,7 @@ func newJumpingBidder(t *testing.T) *jumpingBidder {
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"id":"r1","cur":"USD","seatbid":[`+strings.Join(bids, ",")+`]}`)
-	}))
-	t.Cleanup(srv.Close)
+	})
 	b.url = srv.URL + "/bid"
 	return b
 }
@@ -135,7 +134,7 @@ func TestQuarantineEndToEnd(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func() { mu.Lock(); now = now.Add(time.Second); mu.Unlock() }
-	var logBuf syncBuffer
+	var logBuf testserve.Buffer
 	log := slog.New(slog.NewTextHandler(&logBuf, nil))
 	snap, err := loadSnapshot(path)
 	require.NoError(t, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,14 +25,8 @@ const readmeDemoCurl = "$ curl -s -i -H 'Content-Type: application/json' -d @con
 // time of the log lines too. UPDATE_README=1 rewrites the README's blocks
 // between the demo-answer and demo-log markers.
 func TestReadmeDemoOutput(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var errOut syncBuffer
-	done := make(chan int, 1)
-	go func() {
-		done <- serve(ctx, serveFlags{demo: true, listen: "127.0.0.1:0", admin: "127.0.0.1:0"}, nil, &errOut)
-	}()
-	addr := waitServing(t, &errOut, nil)[1]
+	s, stop := serveInProcess(t, serveFlags{demo: true, listen: "127.0.0.1:0", admin: "127.0.0.1:0"})
+	addr, errOut := s.addr, s.stderr
 	req, err := os.ReadFile("../../configs/demo/request.json")
 	require.NoError(t, err)
 	resp, err := http.Post("http://"+addr+"/", "application/json", bytes.NewReader(req))
@@ -58,8 +51,7 @@ func TestReadmeDemoOutput(t *testing.T) {
 		}
 		return len(logLines) == 2
 	}, 5*time.Second, 5*time.Millisecond, "two rejection log lines: %s", errOut.String())
-	cancel()
-	require.Equal(t, 0, <-done)
+	require.Equal(t, 0, stop())
 
 	want := map[string]string{
 		"demo-answer": "```sh\n" + answer.String() + "```\n",

@@ -4,18 +4,20 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
 // Reload through `serve`: real requests to a fake bidder on loopback whose
@@ -33,15 +35,10 @@ func reloadServeConfig(pollMs, maxPrice string) string {
 		"policy:\n  gates:\n    - gate: impidMatch\n    - {gate: bidSanity, options: {maxPrice: " + maxPrice + "}}\n"
 }
 
+// fakeBidder answers every request with reloadBid; it returns its URL.
 func fakeBidder(t *testing.T) string {
 	t.Helper()
-	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, reloadBid)
-	}))
-	t.Cleanup(b.Close)
-	return b.URL + "/bid"
+	return testbidder.HTTP(t, testbidder.Answer(200, []byte(reloadBid))).URL + "/bid"
 }
 
 // reloadConfigDir writes the config and an empty seats dir.
@@ -56,28 +53,43 @@ func reloadConfigDir(t *testing.T, cfg string) string {
 
 type served struct {
 	addr, admin string
-	stderr      *syncBuffer
+	stderr      *testserve.Buffer
 }
 
-// startServe runs serve in-process until the test ends, then checks it
+// serveInProcess runs serve in process with f until stop, which returns
+// its exit status (-1, and the test fails, when serve does not stop within
+// 15 s). A serve the test did not stop is stopped when the test ends.
+func serveInProcess(t *testing.T, f serveFlags) (served, func() int) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errOut := &testserve.Buffer{}
+	done := make(chan int, 1)
+	go func() { done <- serve(ctx, f, nil, errOut) }()
+	var once sync.Once
+	code := -1
+	stop := func() int {
+		once.Do(func() {
+			cancel()
+			select {
+			case code = <-done:
+			case <-time.After(15 * time.Second):
+				t.Error("serve did not stop")
+			}
+		})
+		return code
+	}
+	t.Cleanup(func() { stop() })
+	addr, admin := testserve.WaitBanner(t, errOut, nil)
+	return served{addr: addr, admin: admin, stderr: errOut}, stop
+}
+
+// startServe runs serve in process until the test ends, then checks it
 // stopped cleanly (exit 0, reload loop included).
 func startServe(t *testing.T, config, upstream string) served {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var errOut syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- serve(ctx, serveFlags{config: config, upstream: upstream}, nil, &errOut) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case code := <-done:
-			require.Equal(t, 0, code, errOut.String())
-		case <-time.After(15 * time.Second):
-			t.Error("serve did not stop")
-		}
-	})
-	m := waitServing(t, &errOut, nil)
-	return served{addr: m[1], admin: m[2], stderr: &errOut}
+	s, stop := serveInProcess(t, serveFlags{config: config, upstream: upstream})
+	t.Cleanup(func() { require.Equal(t, 0, stop(), s.stderr.String()) })
+	return s
 }
 
 // bid posts the request and returns status, X-Bidguard-Rejected and X-Bidguard-Config.
@@ -220,36 +232,27 @@ func TestServeReloadSeatFile(t *testing.T) {
 // TestServeSIGHUP runs serve as a child process that polls once an hour:
 // only SIGHUP can reload it.
 func TestServeSIGHUP(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
 	path := reloadConfigDir(t, reloadServeConfig("3600000", "10"))
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeHelperProcess$", "--",
-		"serve", "--config", path, "--upstream", fakeBidder(t))
-	cmd.Env = append(os.Environ(), "BIDGUARD_SERVE_HELPER=1")
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	m := waitServing(t, &stderr, nil)
-	s := served{addr: m[1], admin: m[2], stderr: &stderr}
+	p := testserve.Start(t, testserve.Options{Args: []string{"--config", path, "--upstream", fakeBidder(t)}})
+	s := served{addr: p.Addr, admin: p.Admin, stderr: p.Log}
 
 	code, _, v1 := bid(t, s.addr)
 	require.Equal(t, 200, code)
 	writeAtomic(t, path, reloadServeConfig("3600000", "1"))
-	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	p.Signal(syscall.SIGHUP)
 	waitMetrics(t, s, [4]float64{1, 0, 0, 1})
 	code, _, v2 := bid(t, s.addr)
 	require.Equal(t, 204, code)
 	require.NotEqual(t, v1, v2)
 
 	// SIGHUP without a change reloads and keeps the snapshot.
-	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	p.Signal(syscall.SIGHUP)
 	waitMetrics(t, s, [4]float64{2, 0, 0, 1})
 	_, _, v3 := bid(t, s.addr)
 	require.Equal(t, v2, v3)
 
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	require.NoError(t, cmd.Wait(), "exit 0 after a graceful shutdown; stderr: %s", stderr.String())
-	require.Contains(t, stderr.String(), "stopped")
+	p.Stop() // exit 0 after a graceful shutdown
+	require.Contains(t, p.Log.String(), "stopped")
 }
 
 // log.level applies at a reload: at error nothing of the rejection log

@@ -15,6 +15,7 @@ import (
 	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates"
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
 // writeAtomic replaces a file the way careful deploy tools do (write, then
@@ -66,7 +67,7 @@ type reloadFixture struct {
 	holder engine.Holder
 	set    *metrics.Set
 	r      *reloader
-	logs   *syncBuffer
+	logs   *testserve.Buffer
 }
 
 const fixtureConfig = `listen: 127.0.0.1:0
@@ -87,7 +88,7 @@ func newReloadFixture(t *testing.T) *reloadFixture {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "lists"), 0o755))
 	writeAtomic(t, filepath.Join(dir, "lists", "allow.txt"), "a.com\n")
 	writeAtomic(t, filepath.Join(dir, "bidguard.yaml"), fixtureYAML("10"))
-	fx := &reloadFixture{t: t, dir: dir, set: metrics.NewSet(), logs: &syncBuffer{}}
+	fx := &reloadFixture{t: t, dir: dir, set: metrics.NewSet(), logs: &testserve.Buffer{}}
 	path := filepath.Join(dir, "bidguard.yaml")
 	load := func() (*engine.Snapshot, error) {
 		cfg, data, err := config.LoadFile(path)

@@ -8,11 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/configs"
+	"github.com/bidguard/bidguard/internal/testserve"
 )
 
 // loopbackConfig is the embedded config listening on free loopback ports,
@@ -36,45 +35,10 @@ func loopbackConfig(t *testing.T) string {
 	return path
 }
 
-// servingLine is serve's start-up banner, a log line on stderr.
-var servingLine = regexp.MustCompile(`msg=serving .*?listen=(\S+) admin=(\S+)`)
-
-// waitServing waits for the banner in stderr, of a serve started in
-// process or as a child, and returns the matches: [1] the exchange
-// address, [2] the admin one. exited, when not nil, is closed when serve
-// stopped (a start-up failure).
-func waitServing(t *testing.T, stderr *syncBuffer, exited <-chan struct{}) []string {
-	t.Helper()
-	deadline := time.After(30 * time.Second)
-	for {
-		if m := servingLine.FindStringSubmatch(stderr.String()); m != nil {
-			return m
-		}
-		select {
-		case <-exited:
-			t.Fatalf("serve stopped before serving: %s", stderr.String())
-		case <-deadline:
-			t.Fatalf("serve did not start: %s", stderr.String())
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testserve.RemoveBuilds()
+	os.Exit(code)
 }
 
 func TestServeStartupErrors(t *testing.T) {
@@ -108,12 +72,8 @@ func TestServeStartupErrors(t *testing.T) {
 // quick-start request: every answer of the demo bidder is filtered (a bad
 // bid per imp removed, the good ones forwarded) and each removal is logged.
 func TestServeDemo(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var errOut syncBuffer
-	done := make(chan int, 1)
-	go func() { done <- serve(ctx, serveFlags{config: loopbackConfig(t), demo: true}, nil, &errOut) }()
-	addr := waitServing(t, &errOut, nil)[1]
+	s, stop := serveInProcess(t, serveFlags{config: loopbackConfig(t), demo: true})
+	addr, errOut := s.addr, s.stderr
 
 	req, err := os.ReadFile("../../configs/demo/request.json")
 	require.NoError(t, err)
@@ -131,57 +91,29 @@ func TestServeDemo(t *testing.T) {
 	for _, gate := range []string{"rtb.impid-match", "rtb.bid-sanity", "rtb.adomain-verify"} {
 		require.Contains(t, errOut.String(), "gate="+gate, "the rejection log names the gate")
 	}
-	cancel()
-	select {
-	case code := <-done:
-		require.Equal(t, 0, code)
-	case <-time.After(15 * time.Second):
-		t.Fatal("serve did not stop")
-	}
-}
-
-// TestServeHelperProcess is not a test: TestServeSignals runs the test
-// binary as a child that executes `bidguard serve`.
-func TestServeHelperProcess(t *testing.T) {
-	if os.Getenv("BIDGUARD_SERVE_HELPER") != "1" {
-		t.Skip("helper process")
-	}
-	args := os.Args
-	for i, a := range args {
-		if a == "--" {
-			args = args[i+1:]
-			break
-		}
-	}
-	os.Exit(run(args, os.Stdout, os.Stderr))
+	require.Equal(t, 0, stop())
 }
 
 func TestServeSignals(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestServeHelperProcess$", "--",
-				"serve", "--config", loopbackConfig(t), "--upstream", "http://127.0.0.1:1/")
-			cmd.Env = append(os.Environ(), "BIDGUARD_SERVE_HELPER=1")
-			var stderr syncBuffer
-			cmd.Stderr = &stderr
-			require.NoError(t, cmd.Start())
-			m := waitServing(t, &stderr, nil)
+			p := testserve.Start(t, testserve.Options{Args: []string{"--config", loopbackConfig(t), "--upstream", "http://127.0.0.1:1/"}})
 
-			resp, err := http.Get("http://" + m[2] + "/readyz")
+			resp, err := http.Get("http://" + p.Admin + "/readyz")
 			require.NoError(t, err)
 			resp.Body.Close()
 			require.Equal(t, 200, resp.StatusCode)
 			// The bidder refuses connections: a 204 by the deadline.
-			resp, err = http.Post("http://"+m[1]+"/", "application/json", strings.NewReader(`{"id":"r","imp":[{"id":"1"}]}`))
+			resp, err = http.Post("http://"+p.Addr+"/", "application/json", strings.NewReader(`{"id":"r","imp":[{"id":"1"}]}`))
 			require.NoError(t, err)
 			resp.Body.Close()
 			require.Equal(t, 204, resp.StatusCode)
 
-			require.NoError(t, cmd.Process.Signal(sig))
-			require.NoError(t, cmd.Wait(), "exit 0 after a graceful shutdown; stderr: %s", stderr.String())
-			require.Contains(t, stderr.String(), "stopped")
+			p.Signal(sig)
+			exited, err := p.Wait(15 * time.Second)
+			require.True(t, exited, "serve did not stop; stderr: %s", p.Log)
+			require.NoError(t, err, "exit 0 after a graceful shutdown; stderr: %s", p.Log)
+			require.Contains(t, p.Log.String(), "stopped")
 		})
 	}
 }
@@ -199,26 +131,17 @@ func TestServeAdminFlag(t *testing.T) {
 
 	var admins []string
 	for range 2 {
-		ctx, cancel := context.WithCancel(context.Background())
-		var errOut syncBuffer
-		done := make(chan int, 1)
-		go func() {
-			done <- serve(ctx, serveFlags{config: path, admin: "127.0.0.1:0", upstream: fakeBidder(t)}, nil, &errOut)
-		}()
-		t.Cleanup(func() {
-			cancel()
-			require.Equal(t, 0, <-done, errOut.String())
-		})
-		m := waitServing(t, &errOut, nil)
-		require.NotEqual(t, busy.Addr().String(), m[2])
-		admins = append(admins, m[2])
-		code, _, _ := bid(t, m[1])
+		s, stop := serveInProcess(t, serveFlags{config: path, admin: "127.0.0.1:0", upstream: fakeBidder(t)})
+		t.Cleanup(func() { require.Equal(t, 0, stop(), s.stderr.String()) })
+		require.NotEqual(t, busy.Addr().String(), s.admin)
+		admins = append(admins, s.admin)
+		code, _, _ := bid(t, s.addr)
 		require.Equal(t, 200, code)
 	}
 	require.NotEqual(t, admins[0], admins[1])
 	writeAtomic(t, path, strings.Replace(cfg, "maxPrice: 10", "maxPrice: 1", 1))
 	for _, a := range admins {
-		waitMetrics(t, served{admin: a, stderr: &syncBuffer{}}, [4]float64{1, 0, 0, 1})
+		waitMetrics(t, served{admin: a, stderr: &testserve.Buffer{}}, [4]float64{1, 0, 0, 1})
 	}
 }
 
@@ -233,9 +156,9 @@ func f1(t *testing.T, path string) string {
 // serve logs through slog: --log-format json makes every line a JSON
 // object (the banner included); --log-level error keeps info and warn out.
 func TestServeLogFlags(t *testing.T) {
-	run := func(f serveFlags) (*syncBuffer, func()) {
+	run := func(f serveFlags) (*testserve.Buffer, func()) {
 		ctx, cancel := context.WithCancel(context.Background())
-		var errOut syncBuffer
+		var errOut testserve.Buffer
 		done := make(chan int, 1)
 		f.config = loopbackConfig(t)
 		go func() { done <- serve(ctx, f, nil, &errOut) }()

@@ -1,37 +1,20 @@
 package main
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // TestServeReloadHeaderSecret: a headers.set value read from a file is
 // read again when the file changes (the file is polled with the config),
 // and the config version, which the exchange sees, does not hash it.
 func TestServeReloadHeaderSecret(t *testing.T) {
-	var mu sync.Mutex
-	var seen []string
-	b := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.Copy(io.Discard, r.Body)
-		mu.Lock()
-		seen = append(seen, r.Header.Get("Authorization"))
-		mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = io.WriteString(w, reloadBid)
-	}))
-	t.Cleanup(b.Close)
-	last := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		require.NotEmpty(t, seen)
-		return seen[len(seen)-1]
-	}
+	b := testbidder.HTTP(t, testbidder.Answer(200, []byte(reloadBid)))
+	last := func() string { return b.Last(t).Get(t, "Authorization") }
 
 	cfg := reloadServeConfig("20", "10") + "upstreams:\n  - {name: dsp, url: \"" + b.URL + "/bid\", headers: {set: {Authorization: \"${file:token}\"}}}\n"
 	path := reloadConfigDir(t, cfg)
