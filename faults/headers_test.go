@@ -4,19 +4,19 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/bidguard/bidguard/internal/testbidder"
 	"github.com/stretchr/testify/require"
 )
 
 // headBidder is a raw fake bidder that keeps the header lines of every
 // request it reads and answers each with good bids.
 type headBidder struct {
-	*rawBidder
+	url   string
 	mu    sync.Mutex
 	heads [][]string // per request: the request line, then each header line
 }
@@ -24,7 +24,7 @@ type headBidder struct {
 func newHeadBidder(t testing.TB) *headBidder {
 	t.Helper()
 	b := &headBidder{}
-	b.rawBidder = newRawBidder(t, func(c net.Conn) {
+	raw := testbidder.Raw(t, func(c *testbidder.Conn) {
 		br := bufio.NewReader(c)
 		for {
 			var head []string
@@ -55,6 +55,7 @@ func newHeadBidder(t testing.TB) *headBidder {
 			}
 		}
 	})
+	b.url = raw.URL + "/bid"
 	return b
 }
 

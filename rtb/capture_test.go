@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 // captureCall is what Options.Capture saw of one auction.
@@ -36,7 +37,7 @@ func TestCaptureHook(t *testing.T) {
 	require.NoError(t, zw.Close())
 	status, body, encoding := 200, clean, ""
 	var mu sync.Mutex
-	b := newBidder(t, func(w http.ResponseWriter, _ *http.Request) {
+	b := testbidder.HTTP(t, func(w http.ResponseWriter, _ *http.Request) {
 		mu.Lock()
 		defer mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")

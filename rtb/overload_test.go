@@ -14,6 +14,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/internal/testbidder"
 )
 
 func TestGovernorAdjust(t *testing.T) {
@@ -100,7 +101,7 @@ func TestGovernorQueue(t *testing.T) {
 func TestOwnTimeExcludesTheBidder(t *testing.T) {
 	const bidderTime = 100 * time.Millisecond
 	h := &engine.Holder{}
-	b := newBidder(t, func(w http.ResponseWriter, r *http.Request) {
+	b := testbidder.HTTP(t, func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(bidderTime)
 		w.WriteHeader(http.StatusNoContent)
 	})
