@@ -87,7 +87,10 @@ func (a *analysis) readTokens(b []byte, depth int) {
 		}
 		tok := z.Token()
 		n.Data, n.Attr, n.FirstChild = tok.Data, tok.Attr, nil
-		if tt == html.StartTagToken && (tok.Data == "script" || tok.Data == "style") {
+		// A self-closing flag on <script/> or <style/> is ignored by the
+		// browser (they are not void elements): the text after it is their
+		// content, and the tokenizer has switched to raw text for it too.
+		if tok.Data == "script" || tok.Data == "style" {
 			var content []byte
 			for z.Next() == html.TextToken {
 				content = append(content, z.Text()...)

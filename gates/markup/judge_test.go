@@ -48,6 +48,7 @@ func TestJudge(t *testing.T) {
 	h(`<script>(top).location=u</script>`, "forced redirect")
 	h(`<script>[top.location]=[u]</script>`, "forced redirect")
 	h(`<script>top.location&&=u</script>`, "forced redirect")
+	h(`<sCript/>top.location=u</script>`, "forced redirect") // the self-closing flag is ignored (FuzzHTML)
 	h(`<script>var location=u</script>`, "forced redirect")
 	h(`<script>location.replace.call(location,u)</script>`, "forced redirect")
 	h(`<script>location.assign.apply(location,[u])</script>`, "forced redirect")
