@@ -224,6 +224,19 @@ func TestBidguardConfigKeepsTheEmbeddedPolicy(t *testing.T) {
 	require.NoError(t, err, string(out))
 }
 
+// The baseline build gets only the keys every build knows: an earlier
+// build refuses keys added since (strict decoding).
+func TestBaselineConfigSetsOnlyTheCommonKeys(t *testing.T) {
+	cfg, err := baselineConfig("127.0.0.1:1", "127.0.0.1:2", plainUpstream("127.0.0.1:3"), "/seats")
+	require.NoError(t, err)
+	var got map[string]any
+	require.NoError(t, yaml.Unmarshal(cfg, &got))
+	require.Equal(t, map[string]any{"listen": "127.0.0.1:1", "adminListen": "127.0.0.1:2", "seatsDir": "/seats",
+		"upstreams": []any{map[string]any{"name": "bench", "url": "http://127.0.0.1:3/bid", "path": "/"}}}, got)
+	_, err = baselineConfig("127.0.0.1:1", "127.0.0.1:2", upstreamSpec{url: "https://x/bid", tls: &tlsFiles{}}, "")
+	require.Error(t, err)
+}
+
 func TestNginxConf(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, nginxConf.Execute(&b, map[string]string{"Dir": "/tmp/x", "Bidder": "127.0.0.1:9", "Listen": "127.0.0.1:8"}))

@@ -165,6 +165,11 @@ func (e *env) startBidguard(ctx context.Context, name, binary string, up upstrea
 		return service{}, "", err
 	}
 	cfg, err := bidguardConfig(loopback(port), loopback(admin), up, e.seatsDir)
+	if name == tBaseline {
+		// An earlier build knows only its own keys: it gets the keys set
+		// here and runs its own embedded defaults and default policy.
+		cfg, err = baselineConfig(loopback(port), loopback(admin), up, e.seatsDir)
+	}
 	if err != nil {
 		return service{}, "", err
 	}
@@ -224,6 +229,21 @@ func bidguardConfig(listen, admin string, up upstreamSpec, seatsDir string) ([]b
 		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, v)
 	}
 	return yaml.Marshal(&doc)
+}
+
+// baselineConfig sets only listen, adminListen, upstreams and seatsDir:
+// every other key takes the running build's default, the policy its
+// embedded default policy.
+func baselineConfig(listen, admin string, up upstreamSpec, seatsDir string) ([]byte, error) {
+	if up.tls != nil {
+		return nil, errors.New("the baseline build is measured against the plain upstream only")
+	}
+	doc := map[string]any{"listen": listen, "adminListen": admin,
+		"upstreams": []map[string]any{{"name": "bench", "url": up.url, "path": "/"}}}
+	if seatsDir != "" {
+		doc["seatsDir"] = seatsDir
+	}
+	return yaml.Marshal(doc)
 }
 
 // nginxConf is nginx as a plain keep-alive reverse proxy: auto workers,
