@@ -28,36 +28,51 @@ func decodeStrict(name string, data []byte, out any) error {
 }
 
 // decodeAll is decodeStrict that also tells whether out was decoded
-// (false: the document does not parse, out is as it was).
+// (false: the document does not parse, out is as it was). The document is
+// parsed once: the strict decoder hands its root node to checked, which
+// checks the types over it, then decodes it into out.
 func decodeAll(name string, data []byte, out any) (bool, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return false, yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	var errs []error
-	typed := map[int]bool{} // lines with a type error named by its key path
-	if len(doc.Content) > 0 {
-		checkTypes(name, "", doc.Content[0], reflect.TypeOf(out), &errs, typed)
-	}
+	w := checked{name: name, out: out, typed: map[int]bool{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	err := dec.Decode(out)
+	err := dec.Decode(&w)
 	if err == nil || errors.Is(err, io.EOF) {
-		return true, joinErrors(errs)
+		return true, joinErrors(w.errs)
 	}
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return false, yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	errs := w.errs
 	for _, m := range te.Errors {
 		if l := yamlLine.FindStringSubmatch(m); l != nil && strings.HasPrefix(l[2], "cannot unmarshal") {
-			if n, _ := strconv.Atoi(l[1]); typed[n] {
+			if n, _ := strconv.Atoi(l[1]); w.typed[n] {
 				continue // reported with its key path
 			}
 		}
 		errs = append(errs, yamlError(name, m))
 	}
 	return true, joinErrors(errs)
+}
+
+// checked is what decodeAll decodes a document into: through the
+// unmarshal function, which is the strict decoder's own, it takes the root
+// node, checks its types against out (errs; typed holds their lines) and
+// decodes it into out.
+type checked struct {
+	name  string
+	out   any
+	errs  []error
+	typed map[int]bool
+}
+
+func (c *checked) UnmarshalYAML(unmarshal func(any) error) error {
+	var n nodeOf
+	if err := unmarshal(&n); err != nil {
+		return err
+	}
+	checkTypes(c.name, "", n.Node, reflect.TypeOf(c.out), &c.errs, c.typed)
+	return unmarshal(c.out)
 }
 
 // KeyError is a value of the wrong type, named by its key path.
