@@ -1,11 +1,13 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bidguard/bidguard/configs"
 )
@@ -85,8 +87,11 @@ func (c *Config) loadSeatsDir(dir string) []error {
 	}
 	var errs []error
 	if c.Seats == nil {
-		c.Seats = map[string]SeatConfig{}
+		c.Seats = make(map[string]SeatConfig, len(entries))
 	}
+	last := seatMemo.take(dir)
+	read := make(map[string]seatFile, len(entries))
+	defer seatMemo.keep(dir, read)
 	for _, e := range entries {
 		n := e.Name()
 		if e.IsDir() || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
@@ -98,11 +103,17 @@ func (c *Config) loadSeatsDir(dir string) []error {
 			errs = append(errs, err)
 			continue
 		}
-		var s SeatConfig
-		if err := decodeStrict(path, data, &s); err != nil {
-			errs = append(errs, err)
+		f, ok := last[path]
+		if !ok || !bytes.Equal(f.data, data) {
+			f = seatFile{data: data}
+			f.err = decodeStrict(path, data, &f.seat)
+		}
+		read[path] = f
+		if f.err != nil {
+			errs = append(errs, f.err)
 			continue
 		}
+		s := f.seat
 		s.file = path
 		if s.Seat == "" {
 			errs = append(errs, fmt.Errorf("%s: seat: missing (a seat file names its seat key)", path))
@@ -115,6 +126,45 @@ func (c *Config) loadSeatsDir(dir string) []error {
 		c.Seats[s.Seat] = s
 	}
 	return errs
+}
+
+// seatFile is a seat file as a load of its seatsDir read it: its bytes,
+// and the seat they decode to or the error decoding them.
+type seatFile struct {
+	data []byte
+	seat SeatConfig
+	err  error
+}
+
+// seatMemo holds the seat files of the last seatsDir read, so that a
+// reload decodes again only the files whose bytes changed (a seatsDir of
+// 10,000 files is decoded in about 0.5 s of CPU, compared in 0.1 s). The
+// decoded seats are shared with the configs of earlier loads, which never
+// change them. Only one directory is kept: a process loads one config.
+var seatMemo seatFiles
+
+type seatFiles struct {
+	mu    sync.Mutex
+	dir   string
+	files map[string]seatFile // by path
+}
+
+// take returns the files last read from dir (nil: none, or another
+// directory).
+func (m *seatFiles) take(dir string) map[string]seatFile {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dir != dir {
+		return nil
+	}
+	return m.files
+}
+
+// keep remembers files as the files of dir, in place of what was kept.
+func (m *seatFiles) keep(dir string, files map[string]seatFile) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dir, m.files = dir, files
 }
 
 // SeatFiles lists the seat files a config reads, for reload polling.

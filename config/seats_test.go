@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,4 +79,38 @@ func TestManySeatsDuplicate(t *testing.T) {
 	b.WriteString("  s17: {}\n")
 	_, err := Parse("x.yaml", []byte(b.String()))
 	require.EqualError(t, err, `x.yaml:10002: mapping key "s17" already defined at line 19`)
+}
+
+// A reload decodes again only the seat files whose bytes changed; what it
+// reads is what it loads, an error included.
+func TestSeatsDirDecodesOnlyChangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "seats"), 0o755))
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "seats", name), []byte(text), 0o644))
+	}
+	path := filepath.Join(dir, "bidguard.yaml")
+	load := func() (*Config, error) { return Parse(path, []byte("seatsDir: seats\n")) }
+	write("a.yaml", "seat: a\naction: shadow\n")
+	write("b.yaml", "seat: b\nfailFast: false\n")
+	first, err := load()
+	require.NoError(t, err)
+
+	write("a.yaml", "seat: a\naction: enforce\n") // the same size
+	second, err := load()
+	require.NoError(t, err)
+	require.Equal(t, "shadow", first.Seats["a"].Action, "an earlier load's seats do not change")
+	require.Equal(t, "enforce", second.Seats["a"].Action)
+	require.Same(t, first.Seats["b"].FailFast, second.Seats["b"].FailFast, "an unchanged file is not decoded again")
+	require.Equal(t, filepath.Join(dir, "seats", "b.yaml"), second.Seats["b"].File())
+
+	write("b.yaml", "seat: b\nfailFast: nope\n")
+	_, err = load()
+	require.ErrorContains(t, err, "b.yaml:2: failFast: want true or false")
+	_, again := load()
+	require.Equal(t, err.Error(), again.Error(), "an unchanged file with an error keeps its error")
+	write("b.yaml", "seat: b\nfailFast: true\n")
+	third, err := load()
+	require.NoError(t, err)
+	require.True(t, *third.Seats["b"].FailFast)
 }
