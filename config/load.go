@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -89,26 +90,29 @@ func (c *Config) loadSeatsDir(dir string) []error {
 	if c.Seats == nil {
 		c.Seats = make(map[string]SeatConfig, len(entries))
 	}
+	c.seatBytes = make(map[string][]byte, len(entries))
 	last := seatMemo.take(dir)
 	read := make(map[string]seatFile, len(entries))
 	defer seatMemo.keep(dir, read)
+	var buf []byte
 	for _, e := range entries {
 		n := e.Name()
 		if e.IsDir() || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
 			continue
 		}
 		path := filepath.Join(dir, n)
-		data, err := os.ReadFile(path)
+		buf, err = readFile(path, buf)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		f, ok := last[path]
-		if !ok || !bytes.Equal(f.data, data) {
-			f = seatFile{data: data}
-			f.err = decodeStrict(path, data, &f.seat)
+		if !ok || !bytes.Equal(f.data, buf) {
+			f = seatFile{data: bytes.Clone(buf)}
+			f.err = decodeStrict(path, f.data, &f.seat)
 		}
 		read[path] = f
+		c.seatBytes[path] = f.data
 		if f.err != nil {
 			errs = append(errs, f.err)
 			continue
@@ -126,6 +130,31 @@ func (c *Config) loadSeatsDir(dir string) []error {
 		c.Seats[s.Seat] = s
 	}
 	return errs
+}
+
+// readFile reads the file path into buf[:0], grown as needed: the seat
+// files of a reload are compared with what was read before, and kept only
+// when they changed.
+func readFile(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
 }
 
 // seatFile is a seat file as a load of its seatsDir read it: its bytes,

@@ -638,7 +638,10 @@ func (s *Snapshot) hash(data []byte) string {
 	fmt.Fprintf(h, "config %d\n", len(data))
 	h.Write(data)
 	for _, f := range s.Files[1:] {
-		b, _ := os.ReadFile(f)
+		b, ok := s.Config.SeatFileBytes(f) // what was compiled
+		if !ok {
+			b, _ = os.ReadFile(f)
+		}
 		fmt.Fprintf(h, "file %s %d\n", f, len(b))
 		h.Write(b)
 	}
