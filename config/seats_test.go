@@ -2,12 +2,16 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 )
 
 // The seats mapping decodes as yaml.v3 decodes a map (SeatConfigs), values
@@ -113,4 +117,23 @@ func TestSeatsDirDecodesOnlyChangedFiles(t *testing.T) {
 	third, err := load()
 	require.NoError(t, err)
 	require.True(t, *third.Seats["b"].FailFast)
+}
+
+// decodesAs answers as decoding the scalar would, on the values it answers
+// without decoding and on their neighbours.
+func TestDecodesAsAgreesWithDecoding(t *testing.T) {
+	type name string
+	types := []reflect.Type{reflect.TypeOf(""), reflect.TypeOf(name("")), reflect.TypeOf(0), reflect.TypeOf(int8(0)),
+		reflect.TypeOf(uint(0)), reflect.TypeOf(uint16(0)), reflect.TypeOf(true), reflect.TypeOf(1.5),
+		reflect.TypeOf(time.Duration(0)), reflect.TypeOf(time.Time{}), reflect.TypeOf(net.IP{})}
+	for _, v := range []string{"a", `"5"`, "5", "+5", "-5", "010", "0x10", "300", "-129", "99999999999999999999",
+		"1e3", "1.5", "true", "false", "yes", "True", "~", "5s", "!!int 5", "!!str 5", "!!bool true", "''", "2001-01-01"} {
+		var doc yaml.Node
+		require.NoError(t, yaml.Unmarshal([]byte("x: "+v), &doc))
+		n := doc.Content[0].Content[1]
+		for _, typ := range types {
+			want := n.Decode(reflect.New(typ).Interface()) == nil
+			require.Equal(t, want, decodesAs(n, typ), "%s into %s", v, typ)
+		}
+	}
 }
