@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -381,9 +382,9 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 // map, in time linear in the number of seats. yaml.v3 compares every pair of
 // a mapping's keys to find duplicates (a second at 10,000 seats, minutes at
 // 100,000): here the duplicates are found with a map and reported in
-// yaml.v3's words and order, then the mapping is decoded as a sequence of
-// mappings of seatChunk seats each, whose keys yaml.v3 compares within the
-// chunk only. A mapping with a merge key (<<) is decoded as a whole: merged
+// yaml.v3's words and order, then the mapping is decoded seatChunk seats
+// at a time, whose keys yaml.v3 compares within the chunk only, yielding
+// the goroutine between two chunks. A mapping with a merge key (<<) is decoded as a whole: merged
 // keys yield to the mapping's own, which only yaml.v3's map decoding knows.
 func (s *SeatConfigs) UnmarshalYAML(unmarshal func(any) error) error {
 	var n nodeOf
@@ -397,27 +398,32 @@ func (s *SeatConfigs) UnmarshalYAML(unmarshal func(any) error) error {
 		return &yaml.TypeError{Errors: dups}
 	}
 	whole := *n.Node
-	chunks := make([]*yaml.Node, 0, len(whole.Content)/(2*seatChunk)+1)
-	for i := 0; i < len(whole.Content); i += 2 * seatChunk {
-		end := min(i+2*seatChunk, len(whole.Content))
-		c := whole.Content[i:end:end]
-		chunks = append(chunks, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: c, Line: c[0].Line, Column: c[0].Column})
-	}
-	// The node is the document's: it is restored before anything else
-	// (an alias of it) reads it.
-	n.Kind, n.Tag, n.Content = yaml.SequenceNode, "!!seq", chunks
-	var parts []map[string]SeatConfig
-	err := unmarshal(&parts)
-	*n.Node = whole
 	if *s == nil {
 		*s = make(SeatConfigs, len(whole.Content)/2)
 	}
-	for _, p := range parts {
-		for k, v := range p {
-			(*s)[k] = v
+	// The node is the document's: it is restored before anything else
+	// (an alias of it) reads it.
+	defer func() { *n.Node = whole }()
+	var errs []string
+	for i := 0; i < len(whole.Content); i += 2 * seatChunk {
+		if i > 0 {
+			runtime.Gosched() // a reload runs beside the bid path, on few cores
+		}
+		end := min(i+2*seatChunk, len(whole.Content))
+		n.Content = whole.Content[i:end:end]
+		n.Line, n.Column = n.Content[0].Line, n.Content[0].Column
+		if err := unmarshal((*map[string]SeatConfig)(s)); err != nil {
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				return err
+			}
+			errs = append(errs, te.Errors...)
 		}
 	}
-	return err
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	return nil
 }
 
 // seatChunk is how many seats are decoded as one mapping.
