@@ -129,14 +129,7 @@ func checkTypes(name, path string, n *yaml.Node, t reflect.Type, errs *[]error, 
 			bad("a mapping")
 			return
 		}
-		fields := map[string]reflect.Type{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if tag != "" && tag != "-" && f.IsExported() {
-				fields[tag] = f.Type
-			}
-		}
+		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if ft, ok := fields[n.Content[i].Value]; ok {
 				checkTypes(name, join(n.Content[i].Value), n.Content[i+1], ft, errs, typed)
