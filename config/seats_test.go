@@ -2,10 +2,16 @@ package config
 
 import (
 	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
+	"go.yaml.in/yaml/v3"
 )
 
 // The seats mapping decodes as yaml.v3 decodes a map (SeatConfigs), values
@@ -77,4 +83,57 @@ func TestManySeatsDuplicate(t *testing.T) {
 	b.WriteString("  s17: {}\n")
 	_, err := Parse("x.yaml", []byte(b.String()))
 	require.EqualError(t, err, `x.yaml:10002: mapping key "s17" already defined at line 19`)
+}
+
+// A reload decodes again only the seat files whose bytes changed; what it
+// reads is what it loads, an error included.
+func TestSeatsDirDecodesOnlyChangedFiles(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "seats"), 0o755))
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "seats", name), []byte(text), 0o644))
+	}
+	path := filepath.Join(dir, "bidguard.yaml")
+	load := func() (*Config, error) { return Parse(path, []byte("seatsDir: seats\n")) }
+	write("a.yaml", "seat: a\naction: shadow\n")
+	write("b.yaml", "seat: b\nfailFast: false\n")
+	first, err := load()
+	require.NoError(t, err)
+
+	write("a.yaml", "seat: a\naction: enforce\n") // the same size
+	second, err := load()
+	require.NoError(t, err)
+	require.Equal(t, "shadow", first.Seats["a"].Action, "an earlier load's seats do not change")
+	require.Equal(t, "enforce", second.Seats["a"].Action)
+	require.Same(t, first.Seats["b"].FailFast, second.Seats["b"].FailFast, "an unchanged file is not decoded again")
+	require.Equal(t, filepath.Join(dir, "seats", "b.yaml"), second.Seats["b"].File())
+
+	write("b.yaml", "seat: b\nfailFast: nope\n")
+	_, err = load()
+	require.ErrorContains(t, err, "b.yaml:2: failFast: want true or false")
+	_, again := load()
+	require.Equal(t, err.Error(), again.Error(), "an unchanged file with an error keeps its error")
+	write("b.yaml", "seat: b\nfailFast: true\n")
+	third, err := load()
+	require.NoError(t, err)
+	require.True(t, *third.Seats["b"].FailFast)
+}
+
+// decodesAs answers as decoding the scalar would, on the values it answers
+// without decoding and on their neighbours.
+func TestDecodesAsAgreesWithDecoding(t *testing.T) {
+	type name string
+	types := []reflect.Type{reflect.TypeOf(""), reflect.TypeOf(name("")), reflect.TypeOf(0), reflect.TypeOf(int8(0)),
+		reflect.TypeOf(uint(0)), reflect.TypeOf(uint16(0)), reflect.TypeOf(true), reflect.TypeOf(1.5),
+		reflect.TypeOf(time.Duration(0)), reflect.TypeOf(time.Time{}), reflect.TypeOf(net.IP{})}
+	for _, v := range []string{"a", `"5"`, "5", "+5", "-5", "010", "0x10", "300", "-129", "99999999999999999999",
+		"1e3", "1.5", "true", "false", "yes", "True", "~", "5s", "!!int 5", "!!str 5", "!!bool true", "''", "2001-01-01"} {
+		var doc yaml.Node
+		require.NoError(t, yaml.Unmarshal([]byte("x: "+v), &doc))
+		n := doc.Content[0].Content[1]
+		for _, typ := range types {
+			want := n.Decode(reflect.New(typ).Interface()) == nil
+			require.Equal(t, want, decodesAs(n, typ), "%s into %s", v, typ)
+		}
+	}
 }

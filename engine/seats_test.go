@@ -182,21 +182,25 @@ func BenchmarkReloadSeats(b *testing.B) {
 	})
 	b.Run("parse+compile", func(b *testing.B) {
 		b.ReportAllocs()
+		cpu := processCPU()
 		for b.Loop() {
 			cfg, err := config.Parse("seats.yaml", changed)
 			require.NoError(b, err)
 			_, err = engine.CompileFrom(prev, cfg, "seats.yaml", changed, gates.Builtin())
 			require.NoError(b, err)
 		}
+		reportCPU(b, cpu)
 	})
 	b.Run("compile", func(b *testing.B) {
 		cfg, err := config.Parse("seats.yaml", changed)
 		require.NoError(b, err)
 		b.ReportAllocs()
+		cpu := processCPU()
 		for b.Loop() {
 			_, err = engine.CompileFrom(prev, cfg, "seats.yaml", changed, gates.Builtin())
 			require.NoError(b, err)
 		}
+		reportCPU(b, cpu)
 	})
 }
 
