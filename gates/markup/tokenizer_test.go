@@ -98,3 +98,14 @@ func TestReadAttrsKeepsWhatElementReads(t *testing.T) {
 		readsAllAttrs(t, []byte(doc))
 	}
 }
+
+// TestCleanURL: the C0 controls and spaces around a URL are stripped (and
+// nothing else), tab, CR and LF removed inside.
+func TestCleanURL(t *testing.T) {
+	f := func(u, want string) { t.Helper(); require.Equal(t, want, cleanURL(u), "%q", u) }
+	f("\x00\x1f javascript:x \x01", "javascript:x")
+	f("\x7fjavascript:x\u00a0", "\x7fjavascript:x\u00a0")
+	f(" java\tscr\nipt:\rx ", "javascript:x")
+	f("\x00 \x1f", "")
+	f("\xffx\x00", "\xffx")
+}
