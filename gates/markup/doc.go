@@ -97,7 +97,20 @@
 // click listener). Allocations grow linearly with size (TestLinear). A
 // repeated creative is meant to cost a cache lookup, not a reading.
 //
+// A creative that carries a per-bid id is never repeated, so small ones are
+// read on every bid (BenchmarkReadDistinctBanner, ...VAST, ...Native; CPU
+// time per creative, load average about 10, the two builds run in turn):
+// the load harness's 300-byte banner 6-8 µs, 1 KB and 54 allocations
+// (12-16 µs, 6.4 KB and 72 before the token reading pooled its tokenizer
+// and left out the attributes it never reads); its inline VAST 19-23 µs and
+// 119 allocations, its native 19-21 µs and 169, nearly all inside
+// encoding/xml and encoding/json. What is left of
+// the banner's allocations is x/net/html's own: TagName and TagAttr copy
+// every name, key and value, and the tokenizer copies every key to detect
+// repeated attributes.
+//
 // Everything here allocates (the parsers build trees): callers that need an
 // allocation-free bid path cache the findings by the bytes read. Safe for
-// concurrent use: no state outlives a call.
+// concurrent use: no state outlives a call but the buffers of the pooled
+// tokenizers.
 package markup

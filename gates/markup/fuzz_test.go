@@ -54,6 +54,7 @@ func FuzzHTML(f *testing.F) {
 		b := []byte(s)
 		if !needsTree(b) {
 			tokensCoverTree(t, b)
+			readsAllAttrs(t, b)
 		}
 		got, insecure := Read(b, HTML, DefaultLimits)
 		if g2, i2 := Read(b, HTML, DefaultLimits); g2 != got || i2 != insecure {

@@ -74,7 +74,9 @@ func hasPrefixFold(b []byte, p string) bool {
 // RCDATA and the script data states: each start tag is read as an element,
 // script and style with the text up to their end tag.
 func (a *analysis) readTokens(b []byte, depth int) {
-	z := html.NewTokenizer(bytes.NewReader(b))
+	t := getTokenizer(b)
+	defer putTokenizer(t)
+	z := t.z
 	n := html.Node{Type: html.ElementNode}
 	text := html.Node{Type: html.TextNode}
 	for !a.done() {
@@ -85,18 +87,19 @@ func (a *analysis) readTokens(b []byte, depth int) {
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
-		tok := z.Token()
-		n.Data, n.Attr, n.FirstChild = tok.Data, tok.Attr, nil
+		name, more := z.TagName()
+		n.Data = tagName(name)
+		n.Attr, n.FirstChild = t.readAttrs(more), nil
 		// A self-closing flag on <script/> or <style/> is ignored by the
 		// browser (they are not void elements): the text after it is their
 		// content, and the tokenizer has switched to raw text for it too.
-		if tok.Data == "script" || tok.Data == "style" {
-			var content []byte
+		if n.Data == "script" || n.Data == "style" {
+			t.content = t.content[:0]
 			for z.Next() == html.TextToken {
-				content = append(content, z.Text()...)
+				t.content = append(t.content, z.Text()...)
 			}
-			if len(content) > 0 {
-				text.Data = string(content)
+			if len(t.content) > 0 {
+				text.Data = string(t.content)
 				n.FirstChild = &text
 			}
 		}

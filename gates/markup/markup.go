@@ -124,6 +124,7 @@ type analysis struct {
 	found    Finding
 	insecure bool
 	budget   *int // decoded bytes left, shared with nested analyses
+	ownBytes int  // the budget of an analysis that shares none
 
 	// Functions declared at the top level of the creative's scripts, by
 	// name, and how each name is referenced (refForced, refGesture).
@@ -136,8 +137,9 @@ type analysis struct {
 }
 
 func newAnalysis(lim Limits, judge, secure bool) *analysis {
-	b := lim.MaxDecodedBytes
-	return &analysis{lim: lim, judge: judge, secure: secure, budget: &b}
+	a := &analysis{lim: lim, judge: judge, secure: secure, ownBytes: lim.MaxDecodedBytes}
+	a.budget = &a.ownBytes
+	return a
 }
 
 // sub is a fresh analysis for a separate browsing context (a javascript: or

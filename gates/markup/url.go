@@ -63,7 +63,14 @@ func schemeIs(u, scheme string) bool {
 // cleanURL is u as the URL parser keeps it: surrounding C0 controls and
 // spaces stripped, tab, CR and LF removed.
 func cleanURL(u string) string {
-	u = strings.Trim(u, "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f ")
+	i, j := 0, len(u)
+	for i < j && u[i] <= ' ' {
+		i++
+	}
+	for j > i && u[j-1] <= ' ' {
+		j--
+	}
+	u = u[i:j]
 	if strings.ContainsAny(u, "\t\n\r") {
 		u = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(u)
 	}

@@ -65,6 +65,34 @@ var vastElements = map[string]vastElement{
 	"iframeresource": vastFrame, "htmlresource": vastHTML,
 }
 
+// vastNames are the lower-case names of the VAST elements as the standard
+// spells them: an element so spelled costs no lower-casing.
+var vastNames = func() map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"VAST", "Ad", "InLine", "Wrapper", "AdSystem", "AdTitle", "AdServingId", "Description",
+		"Advertiser", "Pricing", "Survey", "Category", "Expires", "Error", "Impression", "Creatives", "Creative",
+		"UniversalAdId", "Linear", "NonLinear", "NonLinearAds", "CompanionAds", "Companion", "Duration",
+		"TrackingEvents", "Tracking", "VideoClicks", "ClickThrough", "ClickTracking", "CustomClick", "MediaFiles",
+		"MediaFile", "Mezzanine", "InteractiveCreativeFile", "ClosedCaptionFiles", "ClosedCaptionFile", "Icons",
+		"Icon", "IconClicks", "IconClickThrough", "IconClickTracking", "IconViewTracking", "StaticResource",
+		"IFrameResource", "HTMLResource", "JavaScriptResource", "ExecutableResource", "AdParameters",
+		"CreativeExtensions", "CreativeExtension", "Extensions", "Extension", "AdVerifications", "Verification",
+		"VerificationParameters", "ViewableImpression", "Viewable", "NotViewable", "ViewUndetermined",
+		"VASTAdTagURI", "CompanionClickThrough", "CompanionClickTracking", "NonLinearClickThrough",
+		"NonLinearClickTracking", "AltText", "BlockedAdCategories"} {
+		m[n] = strings.ToLower(n)
+	}
+	return m
+}()
+
+// vastName is an element's local name in lower case.
+func vastName(local string) string {
+	if n, ok := vastNames[local]; ok {
+		return n
+	}
+	return strings.ToLower(local)
+}
+
 // vastClickThrough reports the click-throughs, which secureMarkup leaves
 // alone (the user leaves the ad).
 func vastClickThrough(name string) bool { return strings.HasSuffix(name, "clickthrough") }
@@ -84,23 +112,24 @@ func (a *analysis) readVAST(b []byte, depth int, trailingOK bool) {
 	d := xml.NewDecoder(bytes.NewReader(b))
 	d.Strict = false
 	d.CharsetReader = identityCharset
+	// One frame per open element; a popped frame's text buffer is reused
+	// by the next element opened at its depth.
 	type frame struct {
 		name string
-		own  strings.Builder
+		own  []byte
 	}
-	var stack []*frame
+	var stack []frame
 	outer := -1 // the outermost open element the gates read
 	rootClosed := false
 	var content strings.Builder
 	closeFrame := func() {
-		f := stack[len(stack)-1]
+		f := &stack[len(stack)-1]
 		stack = stack[:len(stack)-1]
-		own := f.own.String()
-		if vastElements[f.name] != vastOther && own != "" {
-			a.vastText(f.name, own, depth)
+		if vastElements[f.name] != vastOther && len(f.own) > 0 {
+			a.vastText(f.name, string(f.own), depth)
 		}
 		if outer == len(stack) {
-			if c := content.String(); c != own {
+			if c := content.String(); c != string(f.own) {
 				a.vastText(f.name, c, depth)
 			}
 			outer = -1
@@ -137,11 +166,16 @@ func (a *analysis) readVAST(b []byte, depth int, trailingOK bool) {
 		}
 		switch t := t.(type) {
 		case xml.StartElement:
-			name := strings.ToLower(t.Name.Local)
+			name := vastName(t.Name.Local)
 			if outer < 0 && vastElements[name] != vastOther {
 				outer = len(stack)
 			}
-			stack = append(stack, &frame{name: name})
+			if len(stack) < cap(stack) {
+				stack = stack[:len(stack)+1]
+				stack[len(stack)-1] = frame{name: name, own: stack[len(stack)-1].own[:0]}
+			} else {
+				stack = append(stack, frame{name: name})
+			}
 		case xml.EndElement:
 			if len(stack) > 0 {
 				closeFrame()
@@ -149,7 +183,8 @@ func (a *analysis) readVAST(b []byte, depth int, trailingOK bool) {
 			}
 		case xml.CharData:
 			if len(stack) > 0 {
-				stack[len(stack)-1].own.Write(t)
+				f := &stack[len(stack)-1]
+				f.own = append(f.own, t...)
 			}
 			if outer >= 0 {
 				content.Write(t)
