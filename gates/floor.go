@@ -17,25 +17,14 @@ package gates
 //     onMissingRate: pass, which skips the bid (counted, why="rate")
 
 import (
-	"errors"
-
 	"github.com/bidguard/bidguard/engine"
 )
 
 // floorOptions configures floor.
 type floorOptions struct {
-	// OnMissingRate is what happens to a bid whose floor cannot be converted
-	// to the response currency: fail (default: rejected, fail closed) or pass
-	// (the bid is skipped by this gate).
-	OnMissingRate string `yaml:"onMissingRate"`
-}
-
-func (o *floorOptions) validate() error {
-	switch o.OnMissingRate {
-	case "fail", "pass":
-		return nil
-	}
-	return errors.New("onMissingRate must be fail or pass")
+	// OnMissingRate: a bid whose floor cannot be converted to the response
+	// currency is rejected (fail, the default) or skipped (pass).
+	OnMissingRate missingRate `yaml:"onMissingRate"`
 }
 
 type floor struct {
@@ -44,13 +33,13 @@ type floor struct {
 
 var floorFactory = engine.Factory{
 	Name: "floor", ResultName: "rtb.floor", Kind: engine.PerBid,
-	Options: func() any { return &floorOptions{OnMissingRate: "fail"} },
+	Options: func() any { return &floorOptions{OnMissingRate: missingRateDefault} },
 	New: func(opts any, _ engine.Env) (engine.Gate, error) {
 		o := opts.(*floorOptions)
-		if err := o.validate(); err != nil {
+		if err := o.OnMissingRate.validate(); err != nil {
 			return nil, err
 		}
-		return &floor{passMissingRate: o.OnMissingRate == "pass"}, nil
+		return &floor{passMissingRate: o.OnMissingRate.pass()}, nil
 	},
 }
 

@@ -10,7 +10,7 @@ import (
 
 func newFloor(t testing.TB, onMissingRate string) *floor {
 	t.Helper()
-	g, err := floorFactory.New(&floorOptions{OnMissingRate: onMissingRate}, engine.Env{})
+	g, err := floorFactory.New(&floorOptions{OnMissingRate: missingRate(onMissingRate)}, engine.Env{})
 	require.NoError(t, err)
 	return g.(*floor)
 }
@@ -100,7 +100,7 @@ func TestFloorPrepare(t *testing.T) {
 }
 
 func TestFloorOptions(t *testing.T) {
-	require.Equal(t, "fail", floorFactory.Options().(*floorOptions).OnMissingRate)
+	require.Equal(t, missingRate("fail"), floorFactory.Options().(*floorOptions).OnMissingRate)
 	_, err := floorFactory.New(&floorOptions{OnMissingRate: "skip"}, engine.Env{})
 	require.EqualError(t, err, "onMissingRate must be fail or pass")
 	_, err = floorFactory.New(&floorOptions{}, engine.Env{})

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"errors"
 	"math"
 	"strings"
 
@@ -12,6 +13,24 @@ import (
 // Amounts are compared unrounded, except that floor compares in micro-units
 // (a millionth of the unit); a converted floor is rounded to 6 decimals
 // only where a reason writes it.
+
+// missingRate is the onMissingRate option of the gates that convert a
+// floor into the response currency (floor, videoCompliance): what happens to
+// a bid whose floor has no rate. "fail" (the default) rejects it, fail
+// closed; "pass" skips the bid in that gate.
+type missingRate string
+
+const missingRateDefault missingRate = "fail"
+
+func (m missingRate) validate() error {
+	if m != "fail" && m != "pass" {
+		return errors.New("onMissingRate must be fail or pass")
+	}
+	return nil
+}
+
+// pass reports whether a bid without a rate is skipped rather than rejected.
+func (m missingRate) pass() bool { return m == "pass" }
 
 // defaultCur is the currency of an absent cur/bidfloorcur.
 func defaultCur(c string) string {

@@ -37,7 +37,6 @@ package gates
 // not judged; imp.bidfloor stays the floor gate's.
 
 import (
-	"errors"
 	"strconv"
 	"strings"
 
@@ -54,18 +53,10 @@ type videoComplianceOptions struct {
 	// VAST duration (default false: such a bid skips the duration and
 	// per-second floor checks).
 	RequireDuration bool `yaml:"requireDuration"`
-	// OnMissingRate is what happens to a bid whose per-second floor cannot
-	// be converted to the response currency: fail (default) or pass (the
-	// bid is skipped).
-	OnMissingRate string `yaml:"onMissingRate"`
-}
-
-func (o *videoComplianceOptions) validate() error {
-	switch o.OnMissingRate {
-	case "fail", "pass":
-		return nil
-	}
-	return errors.New("onMissingRate must be fail or pass")
+	// OnMissingRate: a bid whose per-second floor cannot be converted to
+	// the response currency is rejected (fail, the default) or skipped
+	// (pass).
+	OnMissingRate missingRate `yaml:"onMissingRate"`
 }
 
 type videoCompliance struct {
@@ -75,13 +66,13 @@ type videoCompliance struct {
 
 var videoComplianceFactory = engine.Factory{
 	Name: "videoCompliance", ResultName: "rtb.video-compliance", Kind: engine.PerBid,
-	Options: func() any { return &videoComplianceOptions{OnMissingRate: "fail"} },
+	Options: func() any { return &videoComplianceOptions{OnMissingRate: missingRateDefault} },
 	New: func(opts any, _ engine.Env) (engine.Gate, error) {
 		o := opts.(*videoComplianceOptions)
-		if err := o.validate(); err != nil {
+		if err := o.OnMissingRate.validate(); err != nil {
 			return nil, err
 		}
-		return &videoCompliance{requireDuration: o.RequireDuration, passMissingRate: o.OnMissingRate == "pass"}, nil
+		return &videoCompliance{requireDuration: o.RequireDuration, passMissingRate: o.OnMissingRate.pass()}, nil
 	},
 }
 
