@@ -242,3 +242,18 @@ func TestVerifyUnreadable(t *testing.T) {
 	var be *BreakError
 	require.False(t, errors.As(err, &be))
 }
+
+// TestParseLineEveryPrefix: every proper prefix of a record line is refused
+// with an error, whichever field it ends in (never an index past the end).
+func TestParseLineEveryPrefix(t *testing.T) {
+	line := goldenChain(t)[0][1]
+	var r Record
+	_, err := parseLine(line, &r, nil)
+	require.NoError(t, err)
+	for i := range len(line) {
+		require.NotPanics(t, func() {
+			_, err = parseLine(line[:i], &r, nil)
+		}, "%q", line[:i])
+		require.Error(t, err, "%q", line[:i])
+	}
+}
