@@ -234,6 +234,13 @@ func TestVerifyExpand(t *testing.T) {
 	got, err = Expand([]string{p + ".000010"})
 	require.NoError(t, err)
 	require.Equal(t, []string{p + ".000010"}, got, "a numbered segment alone")
+
+	bare := filepath.Join(dir, "auditlog")
+	require.NoError(t, os.WriteFile(bare, nil, 0o644))
+	require.NoError(t, os.WriteFile(bare+".000002", nil, 0o644))
+	got, err = Expand([]string{bare})
+	require.NoError(t, err)
+	require.Equal(t, []string{bare, bare + ".000002"}, got, "a log named without a dot")
 }
 
 func TestVerifyUnreadable(t *testing.T) {
