@@ -241,6 +241,13 @@ func TestVerifyExpand(t *testing.T) {
 	got, err = Expand([]string{bare})
 	require.NoError(t, err)
 	require.Equal(t, []string{bare, bare + ".000002"}, got, "a log named without a dot")
+
+	hidden := filepath.Join(dir, ".000002") // a log, not a segment: nothing before the dot
+	require.NoError(t, os.WriteFile(hidden, nil, 0o644))
+	require.NoError(t, os.WriteFile(hidden+".000002", nil, 0o644))
+	got, err = Expand([]string{hidden})
+	require.NoError(t, err)
+	require.Equal(t, []string{hidden, hidden + ".000002"}, got, "a log named like a segment suffix")
 }
 
 func TestVerifyUnreadable(t *testing.T) {
