@@ -216,3 +216,14 @@ func TestAcceptsGzip(t *testing.T) {
 	f("gzip, gzip;q=0", false)
 	f("gzipx", false)
 }
+
+// TestHeaderAndQueryBytes: every RFC 9110 token byte may be in a forwarded
+// header name, and every visible ASCII byte but '#' in a forwarded query.
+func TestHeaderAndQueryBytes(t *testing.T) {
+	const tokenBytes = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!#$%&'*+-.^_`|~"
+	for i := range 256 {
+		c := byte(i)
+		require.Equal(t, strings.IndexByte(tokenBytes, c) >= 0, isToken([]byte{'X', c}), "header name byte %q", c)
+		require.Equal(t, c > ' ' && c <= '~' && c != '#', isQuery([]byte{'a', c}), "query byte %q", c)
+	}
+}
