@@ -3,6 +3,7 @@
 package audit
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -21,4 +22,26 @@ func TestEnqueueAllocs(t *testing.T) {
 	}
 	waitFor(t, func() bool { return m.written.get() == queue+1 }, "the writer drains the queue")
 	require.Zero(t, testing.AllocsPerRun(1000, func() { l.Enqueue(r) }))
+}
+
+// TestRingReusesSmallBuffers: a released slot keeps a buffer of up to
+// keepBuf bytes, so the next record of that size fills it without
+// allocating, and drops a larger one, so a full ring retains bounded memory.
+func TestRingReusesSmallBuffers(t *testing.T) {
+	q := newRing(1)
+	small := reject(1)
+	require.True(t, q.push(small, 0))
+	q.release(1)
+	require.Positive(t, cap(q.cells[0].s.buf), "a small record's buffer is kept")
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		q.push(small, 0)
+		q.release(1)
+	}))
+
+	big := reject(2)
+	big.Reason = strings.Repeat("r", MaxReason)
+	require.True(t, q.push(big, 0))
+	require.Greater(t, cap(q.cells[0].s.buf), keepBuf)
+	q.release(1)
+	require.Zero(t, cap(q.cells[0].s.buf), "a buffer larger than keepBuf is dropped")
 }

@@ -481,3 +481,33 @@ func TestLogDirSyncFailureClosesTheFile(t *testing.T) {
 	}
 	require.Equal(t, "req-99", last.ReqID)
 }
+
+// A segment longer than the chunk read to find its last record reopens
+// like a short one: no torn tail is seen, nothing is truncated.
+func TestLogReopenLongSegment(t *testing.T) {
+	path := logPath(t)
+	l := openLog(t, Options{Path: path})
+	for i := 0; ; i++ {
+		r := reject(i)
+		r.Reason = strings.Repeat("r", MaxReason)
+		require.True(t, l.Enqueue(r))
+		if i%64 == 63 {
+			require.NoError(t, l.Close())
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			if fi.Size() > tailChunk {
+				break
+			}
+			l = openLog(t, Options{Path: path})
+		}
+	}
+	var m testMeters
+	l = openLog(t, Options{Path: path, Meters: m.meters()})
+	require.True(t, l.Enqueue(reject(-1)))
+	require.NoError(t, l.Close())
+	require.Zero(t, m.recovered.get())
+	sum, err := VerifyFiles([]string{path}, testKey, nil)
+	require.NoError(t, err)
+	require.Zero(t, sum.Recoveries)
+	require.Equal(t, 1, sum.Segments)
+}

@@ -234,6 +234,20 @@ func TestVerifyExpand(t *testing.T) {
 	got, err = Expand([]string{p + ".000010"})
 	require.NoError(t, err)
 	require.Equal(t, []string{p + ".000010"}, got, "a numbered segment alone")
+
+	bare := filepath.Join(dir, "auditlog")
+	require.NoError(t, os.WriteFile(bare, nil, 0o644))
+	require.NoError(t, os.WriteFile(bare+".000002", nil, 0o644))
+	got, err = Expand([]string{bare})
+	require.NoError(t, err)
+	require.Equal(t, []string{bare, bare + ".000002"}, got, "a log named without a dot")
+
+	hidden := filepath.Join(dir, ".000002") // a log, not a segment: nothing before the dot
+	require.NoError(t, os.WriteFile(hidden, nil, 0o644))
+	require.NoError(t, os.WriteFile(hidden+".000002", nil, 0o644))
+	got, err = Expand([]string{hidden})
+	require.NoError(t, err)
+	require.Equal(t, []string{hidden, hidden + ".000002"}, got, "a log named like a segment suffix")
 }
 
 func TestVerifyUnreadable(t *testing.T) {
@@ -241,4 +255,19 @@ func TestVerifyUnreadable(t *testing.T) {
 	require.Error(t, err)
 	var be *BreakError
 	require.False(t, errors.As(err, &be))
+}
+
+// TestParseLineEveryPrefix: every proper prefix of a record line is refused
+// with an error, whichever field it ends in (never an index past the end).
+func TestParseLineEveryPrefix(t *testing.T) {
+	line := goldenChain(t)[0][1]
+	var r Record
+	_, err := parseLine(line, &r, nil)
+	require.NoError(t, err)
+	for i := range len(line) {
+		require.NotPanics(t, func() {
+			_, err = parseLine(line[:i], &r, nil)
+		}, "%q", line[:i])
+		require.Error(t, err, "%q", line[:i])
+	}
 }

@@ -8,7 +8,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
+	"github.com/bidguard/bidguard/gates"
 )
 
 // TestOneClockReadPerGate: a timed run reads the clock once when it starts
@@ -96,4 +98,25 @@ func TestUntimedRunNoticesTheDeadline(t *testing.T) {
 		require.Less(t, reads, 10, "timed %v: stopped at the deadline", timed)
 		engine.ReleaseEval(ev)
 	}
+}
+
+// TestUntimedGuardRereadsAfterResponseGates: in an untimed run a guard
+// after a response gate reads the clock again (the response gate was
+// judging), so a deadline that passed meanwhile is seen.
+func TestUntimedGuardRereadsAfterResponseGates(t *testing.T) {
+	const yaml = "policy:\n  gates:\n    - gate: currency\n    - gate: tmaxGuard\n"
+	cfg, err := config.Parse("test.yaml", []byte(yaml))
+	require.NoError(t, err)
+	snap, err := engine.Compile(cfg, "test.yaml", []byte(yaml), gates.Builtin())
+	require.NoError(t, err)
+	ev := typicalEval(t)
+	defer engine.ReleaseEval(ev)
+	now := time.Now()
+	ev.SetLatency(20)
+	reads := 0
+	defer engine.SetClock(func() time.Time { reads++; return now.Add(time.Duration(reads) * time.Hour) })()
+	ev.SetDeadline(now, now.Add(90*time.Minute)) // between the first reading and the second
+	out := ev.Run(snap, engine.RunOptions{})
+	require.Equal(t, 2, reads, "one read to start, one for the guard")
+	require.True(t, out.DeadlineHit, "the guard sees the deadline passed during the response gate")
 }

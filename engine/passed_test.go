@@ -73,3 +73,67 @@ func TestPassedSeesStandingBids(t *testing.T) {
 	require.Equal(t, []string{"b1:", "b2:b1", "b3:b1,b2", "b1:", "b2:b1", "b3:b1,b2"},
 		run("policy:\n  gates:\n    - gate: probe\n    - gate: probe\n      name: probe2\n"))
 }
+
+// skipProbe is a per-bid gate that skips the bids named in skip (with the
+// reason given there) and fails the bids named in fail.
+type skipProbe struct {
+	skip map[string]string
+	fail map[string]bool
+}
+
+func (p *skipProbe) Kind() engine.Kind            { return engine.PerBid }
+func (p *skipProbe) Prepare(*engine.Input) string { return "" }
+func (p *skipProbe) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict {
+	if why, ok := p.skip[b.ID]; ok {
+		return engine.Skip(why)
+	}
+	if p.fail[b.ID] {
+		return engine.Reject("probe", engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
+	}
+	return engine.Pass()
+}
+
+// TestBidGateSkipReason: a per-bid gate that judged no bid is skipped, and
+// says why: the first bid's own skip reason, failFast when every bid was
+// already rejected, "no bids" otherwise.
+func TestBidGateSkipReason(t *testing.T) {
+	run := func(yaml string, probes map[string]*skipProbe) map[string]engine.GateResult {
+		t.Helper()
+		reg := gates.Builtin()
+		for name, p := range probes {
+			reg[name] = engine.Factory{Name: name, ResultName: name, Kind: engine.PerBid,
+				New: func(any, engine.Env) (engine.Gate, error) { return p, nil }}
+		}
+		cfg, err := config.Parse("test.yaml", []byte(yaml))
+		require.NoError(t, err)
+		snap, err := engine.Compile(cfg, "test.yaml", []byte(yaml), reg)
+		require.NoError(t, err)
+		rep := check(t, snap, engine.CheckOptions{})
+		got := map[string]engine.GateResult{}
+		for _, r := range rep.Gates {
+			got[r.Name] = r
+		}
+		return got
+	}
+	every := map[string]bool{"b1": true, "b2": true, "b3": true}
+
+	got := run("policy:\n  gates:\n    - gate: skipper\n", map[string]*skipProbe{
+		"skipper": {skip: map[string]string{"b1": "b1 has no adm", "b2": "b2 has no adm", "b3": "b3 has no adm"}}})
+	require.True(t, got["skipper"].Skipped)
+	require.Equal(t, "b1 has no adm", got["skipper"].Reason, "the first bid's skip reason")
+
+	got = run("policy:\n  gates:\n    - gate: skipper\n", map[string]*skipProbe{
+		"skipper": {skip: map[string]string{"b2": "b2 has no adm", "b3": "b3 has no adm"}}})
+	require.False(t, got["skipper"].Skipped, "one bid judged: the gate ran")
+	require.True(t, got["skipper"].Passed)
+
+	got = run("policy:\n  gates:\n    - gate: rejecter\n    - gate: skipper\n", map[string]*skipProbe{
+		"rejecter": {fail: every}, "skipper": {}})
+	require.False(t, got["rejecter"].Passed)
+	require.True(t, got["skipper"].Skipped)
+	require.Equal(t, engine.ReasonSkipFailFast, got["skipper"].Reason, "every bid already rejected")
+
+	got = run("policy:\n  failFast: false\n  gates:\n    - gate: rejecter\n    - gate: skipper\n", map[string]*skipProbe{
+		"rejecter": {fail: every}, "skipper": {}})
+	require.False(t, got["skipper"].Skipped, "without failFast the rejected bids are judged")
+}

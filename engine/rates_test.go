@@ -23,7 +23,11 @@ func TestRatesCompareCodesCaseInsensitively(t *testing.T) {
 	f("uSd", "USD", 2, true)
 	f("GBP", "USD", 0, false)
 	f("EURO", "USD", 0, false)
+	f("USD", "usd", 2, true)
 	require.True(t, engine.SameCurrency("usd", "USD"))
+	require.True(t, engine.SameCurrency("USD", "usd"), "either side may be lower case")
+	require.True(t, engine.SameCurrency("eUr", "EuR"))
+	require.False(t, engine.SameCurrency("USD", "usx"))
 	require.False(t, engine.SameCurrency("USD", "USDX"))
 
 	_, err = engine.CompileRates(map[string]float64{"EUR/USD": 1.08, "eur/usd": 1.1})

@@ -97,3 +97,16 @@ func TestAuditHookPanic(t *testing.T) {
 	require.EqualValues(t, 1, sc.metric(`bidguard_panics_total{where="audit"}`))
 	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="dsp",outcome="panic"}`))
 }
+
+// TestServerLogger: the server and its upstream clients log to
+// Options.Logger, and to slog's default logger without one.
+func TestServerLogger(t *testing.T) {
+	l := slog.New(slog.NewTextHandler(io.Discard, nil))
+	srv, err := New(&engine.Holder{}, Options{Logger: l})
+	require.NoError(t, err)
+	require.Same(t, l, srv.log)
+	require.Same(t, l, srv.clients.log)
+	srv, err = New(&engine.Holder{}, Options{})
+	require.NoError(t, err)
+	require.Same(t, slog.Default(), srv.log)
+}

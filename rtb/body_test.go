@@ -127,6 +127,12 @@ func TestGunzip(t *testing.T) {
 
 	_, err = gunzip(nil, z, len(data)-1)
 	require.ErrorIs(t, err, errTooLarge)
+	// Two members, the second empty: the first fills the buffer to exactly
+	// the limit before the end of the stream is seen.
+	two := append(append([]byte{}, z...), gzipped(t, nil)...)
+	out, err = gunzip(make([]byte, 0, len(data)), two, len(data))
+	require.NoError(t, err, "exactly the limit, into a buffer filled to its capacity")
+	require.Equal(t, data, out)
 	_, err = gunzip(nil, []byte("not gzip"), 100)
 	require.ErrorIs(t, err, errDecompress)
 	_, err = gunzip(nil, z[:len(z)/2], len(data))

@@ -125,6 +125,22 @@ func TestHeaderLimits(t *testing.T) {
 	}
 }
 
+// TestHeaderBytesBoundary: a header line counts as name, value and 4 bytes
+// (": " and CRLF); one that makes exactly headers.maxBytes passes, the next
+// byte is dropped.
+func TestHeaderBytesBoundary(t *testing.T) {
+	b := testbidder.Raw(t, testbidder.Answering([]byte("HTTP/1.1 204 No Content\r\n\r\n")))
+	keys := "    headers: {maxCount: 10, maxBytes: 16}\n"
+	sc := startSidecar(t, compile(t, forwardConfig(b, "/p", keys), nil))
+	head := "POST /bid HTTP/1.1\r\nHost: x\r\nX-A: 123456789\r\nX-B: 1"
+	resp, _ := sc.rawExchange(head, requestWithID(t, "l"))
+	require.Equal(t, 204, resp.StatusCode)
+	r := b.Last(t)
+	require.Equal(t, "123456789", r.Get(t, "X-A"), "16 bytes: exactly the limit")
+	require.Empty(t, r.Values("X-B"), "8 more bytes")
+	require.Equal(t, 1.0, sc.metric(`bidguard_upstream_headers_dropped_total{upstream="dsp",reason="size"}`))
+}
+
 // parsedCtx is a request context for the raw request, as fasthttp's server
 // reads it, from the client address addr.
 func parsedCtx(t testing.TB, raw string, addr net.Addr) *fasthttp.RequestCtx {
@@ -199,4 +215,15 @@ func TestAcceptsGzip(t *testing.T) {
 	f("*;q=0", false)
 	f("gzip, gzip;q=0", false)
 	f("gzipx", false)
+}
+
+// TestHeaderAndQueryBytes: every RFC 9110 token byte may be in a forwarded
+// header name, and every visible ASCII byte but '#' in a forwarded query.
+func TestHeaderAndQueryBytes(t *testing.T) {
+	const tokenBytes = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ!#$%&'*+-.^_`|~"
+	for i := range 256 {
+		c := byte(i)
+		require.Equal(t, strings.IndexByte(tokenBytes, c) >= 0, isToken([]byte{'X', c}), "header name byte %q", c)
+		require.Equal(t, c > ' ' && c <= '~' && c != '#', isQuery([]byte{'a', c}), "query byte %q", c)
+	}
 }

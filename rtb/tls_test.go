@@ -295,3 +295,23 @@ func TestTLSStaleAndSlowHandshake(t *testing.T) {
 	require.EqualValues(t, 1, sc2.metric(`bidguard_upstream_errors_total{upstream="dsp",kind="timeout"}`), sc2.failureCounts())
 	require.EqualValues(t, 1, sc2.metric(`bidguard_upstream_tls_handshake_seconds_count{upstream="dsp"}`), "the slow handshake is measured")
 }
+
+// TestTLSRotationCAOnly: an upstream that trusts a CA file and presents no
+// client certificate reads the CA file again when it changes too.
+func TestTLSRotationCAOnly(t *testing.T) {
+	dir := t.TempDir()
+	ca1, ca2 := newTestCA(t, "bidders 1"), newTestCA(t, "bidders 2")
+	caFile := writeFile(t, dir, "ca.pem", ca1.pem)
+	b := newTLSBidder(t, ca1.issue(t, bidderName, time.Now().Add(-time.Hour), false), func(c *tls.Config) {
+		c.SessionTicketsDisabled = true // a resumed session verifies no certificate
+	})
+	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", caFile, bidderName)
+	sc := startSidecar(t, compile(t, tlsConfig(b.keepAliveBidder, tlsKeys, ", idleTimeoutMs: 0"), nil))
+	sc.auction("/bid")
+
+	next := ca2.issue(t, bidderName, time.Now().Add(-time.Hour), false)
+	b.cert.Store(&next.pair)
+	require.Equal(t, 204, sc.post("/bid", requestWithID(t, "r")).status)
+	writeFile(t, dir, "ca.pem", append(append([]byte{}, ca1.pem...), ca2.pem...))
+	sc.auction("/bid")
+}
