@@ -25,11 +25,8 @@ const bidderName = "bidder.test"
 type tlsBidder struct {
 	*httptest.Server
 	url   string // https://127.0.0.1:port/bid
-	cert  atomic.Pointer[tls.Certificate]
+	certs *testcerts.Server
 	calls atomic.Int64
-
-	mu      sync.Mutex
-	clients []int64
 }
 
 // newTLSBidder serves h over TLS with cert; clientCA, when not nil, is
@@ -38,21 +35,10 @@ type tlsBidder struct {
 // handshake shows the client's certificate.
 func newTLSBidder(t testing.TB, cert testcerts.Leaf, clientCA *testcerts.CA, h func(w http.ResponseWriter, r *http.Request, body []byte), configure ...func(*http.Server)) *tlsBidder {
 	t.Helper()
-	b := &tlsBidder{}
-	b.cert.Store(&cert.Pair)
-	cfg := &tls.Config{
-		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return b.cert.Load(), nil },
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) > 0 {
-				b.mu.Lock()
-				b.clients = append(b.clients, cs.PeerCertificates[0].SerialNumber.Int64())
-				b.mu.Unlock()
-			}
-			return nil
-		},
-		SessionTicketsDisabled: true,
-		NextProtos:             []string{"http/1.1"},
-	}
+	b := &tlsBidder{certs: testcerts.NewServer(cert)}
+	cfg := b.certs.Config()
+	cfg.SessionTicketsDisabled = true
+	cfg.NextProtos = []string{"http/1.1"}
 	if clientCA != nil {
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
 		cfg.ClientCAs = clientCA.Pool()
@@ -70,12 +56,6 @@ func newTLSBidder(t testing.TB, cert testcerts.Leaf, clientCA *testcerts.CA, h f
 	b.url = "https://" + b.Listener.Addr().String() + "/bid"
 	t.Cleanup(b.Close)
 	return b
-}
-
-func (b *tlsBidder) clientSerials() []int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]int64(nil), b.clients...)
 }
 
 // stallingListener accepts TCP connections and never writes a byte: a

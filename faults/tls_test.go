@@ -25,10 +25,10 @@ import (
 func TestTLSHandshakeFaults(t *testing.T) {
 	dir := t.TempDir()
 	ca, rogue, clientCA := testcerts.NewCA(t, "bidders"), testcerts.NewCA(t, "rogue"), testcerts.NewCA(t, "exchange clients")
-	caFile := testcerts.WriteFile(t, dir, "ca.PEM", ca.PEM)
+	caFile := testcerts.WriteFile(t, dir, "ca.pem", ca.PEM)
 	// bidguard's client certificate, signed by a CA the bidder does not know.
 	stranger := rogue.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	certFile, keyFile := testcerts.WriteFile(t, dir, "client.PEM", stranger.CertPEM), testcerts.WriteFile(t, dir, "client.key", stranger.KeyPEM)
+	certFile, keyFile := stranger.WriteFiles(t, dir, "client")
 	now := time.Now().Add(-time.Hour)
 	never := func(w http.ResponseWriter, r *http.Request, body []byte) { w.WriteHeader(http.StatusNoContent) }
 	tlsKeys := fmt.Sprintf(", tls: {caFile: %q, certFile: %q, keyFile: %q, serverName: %s}", caFile, certFile, keyFile, bidderName)
@@ -102,9 +102,9 @@ func TestTLSRotation(t *testing.T) {
 	scenario(t, "bidder/tls-rotation")
 	dir := t.TempDir()
 	ca1, ca2, clientCA := testcerts.NewCA(t, "bidders 1"), testcerts.NewCA(t, "bidders 2"), testcerts.NewCA(t, "exchange clients")
-	caFile := testcerts.WriteFile(t, dir, "ca.PEM", ca1.PEM)
+	caFile := testcerts.WriteFile(t, dir, "ca.pem", ca1.PEM)
 	c1 := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	certFile, keyFile := testcerts.WriteFile(t, dir, "client.PEM", c1.CertPEM), testcerts.WriteFile(t, dir, "client.key", c1.KeyPEM)
+	certFile, keyFile := c1.WriteFiles(t, dir, "client")
 
 	type served struct{}
 	b := newTLSBidder(t, ca1.Issue(t, bidderName, time.Now().Add(-time.Hour), false), clientCA,
@@ -129,13 +129,13 @@ func TestTLSRotation(t *testing.T) {
 		done <- runLoad(t, loadSpec{addr: p.addr, conns: 4, rate: 200, dur: 4 * time.Second, tmaxMs: bidderTmaxMs})
 	}()
 	time.Sleep(time.Second)
-	testcerts.WriteFile(t, dir, "ca.PEM", append(append([]byte{}, ca1.PEM...), ca2.PEM...))
+	testcerts.WriteFile(t, dir, "ca.pem", append(append([]byte{}, ca1.PEM...), ca2.PEM...))
 	time.Sleep(500 * time.Millisecond)
 	c2leaf := ca2.Issue(t, bidderName, time.Now().Add(-time.Hour), false)
-	b.cert.Store(&c2leaf.Pair) // the rotation instant: new handshakes get CA 2's certificate
+	b.certs.SetCert(c2leaf) // the rotation instant: new handshakes get CA 2's certificate
 	time.Sleep(500 * time.Millisecond)
 	c2 := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	testcerts.WriteFile(t, dir, "client.PEM", c2.CertPEM) // the pair does not match until the key follows
+	testcerts.WriteFile(t, dir, "client.pem", c2.CertPEM) // the pair does not match until the key follows
 	testcerts.WriteFile(t, dir, "client.key", c2.KeyPEM)
 	res := <-done
 
@@ -147,7 +147,7 @@ func TestTLSRotation(t *testing.T) {
 	require.Zero(t, res.noBids+res.other, "no failed auction")
 	require.LessOrEqual(t, res.lateShare(), 0.01, "answers by the deadline (+%v)", deadlineTolerance)
 	require.Zero(t, metricIn(t, m, `bidguard_upstream_errors_total{upstream="dsp",kind="tls"}`))
-	serials := b.clientSerials()
+	serials := b.certs.ClientSerials()
 	require.Equal(t, c1.Serial, serials[0])
 	first := slices.Index(serials, c2.Serial)
 	require.Positive(t, first, "the new client certificate is used after the rotation")

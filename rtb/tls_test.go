@@ -5,8 +5,6 @@ import (
 	"crypto/x509"
 	"fmt"
 	"io"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -21,28 +19,14 @@ import (
 // certificate it verified.
 type tlsBidder struct {
 	*keepAliveBidder
-	cert atomic.Pointer[tls.Certificate]
-
-	mu      sync.Mutex
-	clients []int64
+	*testcerts.Server
 }
 
 // newTLSBidder starts the bidder; tune changes its TLS configuration,
 // configure (optional) the keepAliveBidder before it starts.
 func newTLSBidder(t *testing.T, cert testcerts.Leaf, tune func(*tls.Config), configure ...func(*keepAliveBidder)) *tlsBidder {
-	tb := &tlsBidder{}
-	tb.cert.Store(&cert.Pair)
-	cfg := &tls.Config{
-		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return tb.cert.Load(), nil },
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) > 0 {
-				tb.mu.Lock()
-				tb.clients = append(tb.clients, cs.PeerCertificates[0].SerialNumber.Int64())
-				tb.mu.Unlock()
-			}
-			return nil
-		},
-	}
+	tb := &tlsBidder{Server: testcerts.NewServer(cert)}
+	cfg := tb.Config()
 	if tune != nil {
 		tune(cfg)
 	}
@@ -53,12 +37,6 @@ func newTLSBidder(t *testing.T, cert testcerts.Leaf, tune func(*tls.Config), con
 		}
 	})
 	return tb
-}
-
-func (tb *tlsBidder) clientSerials() []int64 {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	return append([]int64(nil), tb.clients...)
 }
 
 // tlsConfig routes /bid to the bidder over https with the tls block's
@@ -75,9 +53,9 @@ const bidderName = "bidder.test"
 func TestTLSUpstream(t *testing.T) {
 	dir := t.TempDir()
 	ca, other, clientCA := testcerts.NewCA(t, "bidders"), testcerts.NewCA(t, "untrusted"), testcerts.NewCA(t, "exchange clients")
-	caFile := testcerts.WriteFile(t, dir, "ca.PEM", ca.PEM)
+	caFile := testcerts.WriteFile(t, dir, "ca.pem", ca.PEM)
 	client := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	certFile, keyFile := testcerts.WriteFile(t, dir, "client.PEM", client.CertPEM), testcerts.WriteFile(t, dir, "client.key", client.KeyPEM)
+	certFile, keyFile := client.WriteFiles(t, dir, "client")
 	base := fmt.Sprintf("caFile: %q, serverName: %s", caFile, bidderName)
 	withClient := fmt.Sprintf("%s, certFile: %q, keyFile: %q", base, certFile, keyFile)
 	requireClient := func(c *tls.Config) {
@@ -120,7 +98,7 @@ func TestTLSPooled(t *testing.T) {
 	dir := t.TempDir()
 	ca := testcerts.NewCA(t, "bidders")
 	b := newTLSBidder(t, ca.Issue(t, bidderName, time.Now().Add(-time.Hour), false), nil)
-	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", testcerts.WriteFile(t, dir, "ca.PEM", ca.PEM), bidderName)
+	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", testcerts.WriteFile(t, dir, "ca.pem", ca.PEM), bidderName)
 	sc := startSidecar(t, compile(t, tlsConfig(b.keepAliveBidder, tlsKeys, ""), nil))
 	const n = 100
 	for range n {
@@ -157,9 +135,9 @@ func TestTLSPooled(t *testing.T) {
 func TestTLSRotation(t *testing.T) {
 	dir := t.TempDir()
 	ca1, ca2, clientCA := testcerts.NewCA(t, "bidders 1"), testcerts.NewCA(t, "bidders 2"), testcerts.NewCA(t, "clients")
-	caFile := testcerts.WriteFile(t, dir, "ca.PEM", ca1.PEM)
+	caFile := testcerts.WriteFile(t, dir, "ca.pem", ca1.PEM)
 	c1 := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	certFile, keyFile := testcerts.WriteFile(t, dir, "client.PEM", c1.CertPEM), testcerts.WriteFile(t, dir, "client.key", c1.KeyPEM)
+	certFile, keyFile := c1.WriteFiles(t, dir, "client")
 	b := newTLSBidder(t, ca1.Issue(t, bidderName, time.Now().Add(-time.Hour), false), func(c *tls.Config) {
 		c.ClientAuth = tls.RequireAndVerifyClientCert
 		c.ClientCAs = x509.NewCertPool()
@@ -174,19 +152,19 @@ func TestTLSRotation(t *testing.T) {
 	// The bidder moves to a certificate of CA 2: refused until the CA file
 	// says so.
 	next := ca2.Issue(t, bidderName, time.Now().Add(-time.Hour), false)
-	b.cert.Store(&next.Pair)
+	b.SetCert(next)
 	require.Equal(t, 204, sc.post("/bid", requestWithID(t, "r")).status)
 	require.EqualValues(t, 1, sc.metric(`bidguard_upstream_errors_total{upstream="dsp",kind="tls"}`))
-	testcerts.WriteFile(t, dir, "ca.PEM", append(append([]byte{}, ca1.PEM...), ca2.PEM...))
+	testcerts.WriteFile(t, dir, "ca.pem", append(append([]byte{}, ca1.PEM...), ca2.PEM...))
 	sc.auction("/bid")
 
 	// bidguard's client certificate is replaced (certificate, then key).
 	c2 := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	testcerts.WriteFile(t, dir, "client.PEM", c2.CertPEM)
+	testcerts.WriteFile(t, dir, "client.pem", c2.CertPEM)
 	sc.auction("/bid") // the pair does not match yet: the previous one is kept
 	testcerts.WriteFile(t, dir, "client.key", c2.KeyPEM)
 	sc.auction("/bid")
-	serials := b.clientSerials()
+	serials := b.ClientSerials()
 	require.Equal(t, []int64{c1.Serial, c1.Serial, c1.Serial, c2.Serial}, serials[len(serials)-4:])
 }
 
@@ -197,7 +175,7 @@ func TestTLSRotation(t *testing.T) {
 func TestTLSStaleAndSlowHandshake(t *testing.T) {
 	dir := t.TempDir()
 	ca := testcerts.NewCA(t, "bidders")
-	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", testcerts.WriteFile(t, dir, "ca.PEM", ca.PEM), bidderName)
+	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", testcerts.WriteFile(t, dir, "ca.pem", ca.PEM), bidderName)
 
 	b := newTLSBidder(t, ca.Issue(t, bidderName, time.Now().Add(-time.Hour), false), nil,
 		func(b *keepAliveBidder) { b.idleClose = 50 * time.Millisecond })

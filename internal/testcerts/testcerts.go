@@ -19,6 +19,7 @@ import (
 	"math/big"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -105,4 +106,55 @@ func WriteFile(t testing.TB, dir, name string, data []byte) string {
 	require.NoError(t, os.WriteFile(p+".tmp", data, 0o600))
 	require.NoError(t, os.Rename(p+".tmp", p))
 	return p
+}
+
+// WriteFiles writes the leaf's certificate and key to dir/name.pem and
+// dir/name.key (each by WriteFile) and returns their paths.
+func (l Leaf) WriteFiles(t testing.TB, dir, name string) (certFile, keyFile string) {
+	t.Helper()
+	return WriteFile(t, dir, name+".pem", l.CertPEM), WriteFile(t, dir, name+".key", l.KeyPEM)
+}
+
+// Server is a TLS server's certificate that can be swapped while it
+// serves, with the serial of every client certificate it was shown.
+type Server struct {
+	cert atomic.Pointer[tls.Certificate]
+
+	mu      sync.Mutex
+	clients []int64
+}
+
+// NewServer serves l until SetCert swaps it.
+func NewServer(l Leaf) *Server {
+	s := &Server{}
+	s.SetCert(l)
+	return s
+}
+
+// SetCert makes new handshakes get l.
+func (s *Server) SetCert(l Leaf) { s.cert.Store(&l.Pair) }
+
+// Config is a new server configuration that presents the current
+// certificate and records the client's; the caller adds client
+// authentication, versions and the rest.
+func (s *Server) Config() *tls.Config {
+	return &tls.Config{
+		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return s.cert.Load(), nil },
+		VerifyConnection: func(cs tls.ConnectionState) error {
+			if len(cs.PeerCertificates) > 0 {
+				s.mu.Lock()
+				s.clients = append(s.clients, cs.PeerCertificates[0].SerialNumber.Int64())
+				s.mu.Unlock()
+			}
+			return nil
+		},
+	}
+}
+
+// ClientSerials are the serials of the client certificates seen, in
+// handshake order.
+func (s *Server) ClientSerials() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int64(nil), s.clients...)
 }
