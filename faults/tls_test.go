@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/internal/testcerts"
 )
 
 // TestTLSHandshakeFaults: an https bidder whose handshake fails in each
@@ -22,11 +24,11 @@ import (
 // nothing reaches the bidder.
 func TestTLSHandshakeFaults(t *testing.T) {
 	dir := t.TempDir()
-	ca, rogue, clientCA := newCA(t, "bidders"), newCA(t, "rogue"), newCA(t, "exchange clients")
-	caFile := replaceFile(t, dir, "ca.pem", ca.pem)
+	ca, rogue, clientCA := testcerts.NewCA(t, "bidders"), testcerts.NewCA(t, "rogue"), testcerts.NewCA(t, "exchange clients")
+	caFile := testcerts.WriteFile(t, dir, "ca.pem", ca.PEM)
 	// bidguard's client certificate, signed by a CA the bidder does not know.
-	stranger := rogue.issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	certFile, keyFile := replaceFile(t, dir, "client.pem", stranger.certPEM), replaceFile(t, dir, "client.key", stranger.keyPEM)
+	stranger := rogue.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
+	certFile, keyFile := stranger.WriteFiles(t, dir, "client")
 	now := time.Now().Add(-time.Hour)
 	never := func(w http.ResponseWriter, r *http.Request, body []byte) { w.WriteHeader(http.StatusNoContent) }
 	tlsKeys := fmt.Sprintf(", tls: {caFile: %q, certFile: %q, keyFile: %q, serverName: %s}", caFile, certFile, keyFile, bidderName)
@@ -37,21 +39,21 @@ func TestTLSHandshakeFaults(t *testing.T) {
 		line   string // the start of the WARN line
 	}{
 		{"bidder/tls-expired", func(t *testing.T) (string, *atomic.Int64) {
-			b := newTLSBidder(t, ca.issue(t, bidderName, now.Add(-48*time.Hour), false), nil, never)
+			b := newTLSBidder(t, ca.Issue(t, bidderName, now.Add(-48*time.Hour), false), nil, never)
 			return b.url, &b.calls
 		}, "tls", "bidder TLS handshake failed"},
 		{"bidder/tls-wrong-name", func(t *testing.T) (string, *atomic.Int64) {
-			b := newTLSBidder(t, ca.issue(t, "other.test", now, false), nil, never)
+			b := newTLSBidder(t, ca.Issue(t, "other.test", now, false), nil, never)
 			return b.url, &b.calls
 		}, "tls", "bidder TLS handshake failed"},
 		{"bidder/tls-untrusted-ca", func(t *testing.T) (string, *atomic.Int64) {
-			b := newTLSBidder(t, rogue.issue(t, bidderName, now, false), nil, never)
+			b := newTLSBidder(t, rogue.Issue(t, bidderName, now, false), nil, never)
 			return b.url, &b.calls
 		}, "tls", "bidder TLS handshake failed"},
 		// Under TLS 1.3 the bidder's refusal is an alert after bidguard's
 		// side of the handshake completed: still kind tls.
 		{"bidder/tls-client-cert-refused", func(t *testing.T) (string, *atomic.Int64) {
-			b := newTLSBidder(t, ca.issue(t, bidderName, now, false), clientCA, never)
+			b := newTLSBidder(t, ca.Issue(t, bidderName, now, false), clientCA, never)
 			return b.url, &b.calls
 		}, "tls", "bidder TLS handshake failed"},
 		{"bidder/tls-handshake-stall", func(t *testing.T) (string, *atomic.Int64) {
@@ -99,13 +101,13 @@ func TestTLSRotation(t *testing.T) {
 	slow(t)
 	scenario(t, "bidder/tls-rotation")
 	dir := t.TempDir()
-	ca1, ca2, clientCA := newCA(t, "bidders 1"), newCA(t, "bidders 2"), newCA(t, "exchange clients")
-	caFile := replaceFile(t, dir, "ca.pem", ca1.pem)
-	c1 := clientCA.issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	certFile, keyFile := replaceFile(t, dir, "client.pem", c1.certPEM), replaceFile(t, dir, "client.key", c1.keyPEM)
+	ca1, ca2, clientCA := testcerts.NewCA(t, "bidders 1"), testcerts.NewCA(t, "bidders 2"), testcerts.NewCA(t, "exchange clients")
+	caFile := testcerts.WriteFile(t, dir, "ca.pem", ca1.PEM)
+	c1 := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
+	certFile, keyFile := c1.WriteFiles(t, dir, "client")
 
 	type served struct{}
-	b := newTLSBidder(t, ca1.issue(t, bidderName, time.Now().Add(-time.Hour), false), clientCA,
+	b := newTLSBidder(t, ca1.Issue(t, bidderName, time.Now().Add(-time.Hour), false), clientCA,
 		func(w http.ResponseWriter, r *http.Request, body []byte) {
 			if n := r.Context().Value(served{}).(*atomic.Int64).Add(1); n%20 == 0 {
 				w.Header().Set("Connection", "close")
@@ -127,14 +129,14 @@ func TestTLSRotation(t *testing.T) {
 		done <- runLoad(t, loadSpec{addr: p.addr, conns: 4, rate: 200, dur: 4 * time.Second, tmaxMs: bidderTmaxMs})
 	}()
 	time.Sleep(time.Second)
-	replaceFile(t, dir, "ca.pem", append(append([]byte{}, ca1.pem...), ca2.pem...))
+	testcerts.WriteFile(t, dir, "ca.pem", append(append([]byte{}, ca1.PEM...), ca2.PEM...))
 	time.Sleep(500 * time.Millisecond)
-	c2leaf := ca2.issue(t, bidderName, time.Now().Add(-time.Hour), false)
-	b.cert.Store(&c2leaf.pair) // the rotation instant: new handshakes get CA 2's certificate
+	c2leaf := ca2.Issue(t, bidderName, time.Now().Add(-time.Hour), false)
+	b.certs.SetCert(c2leaf) // the rotation instant: new handshakes get CA 2's certificate
 	time.Sleep(500 * time.Millisecond)
-	c2 := clientCA.issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	replaceFile(t, dir, "client.pem", c2.certPEM) // the pair does not match until the key follows
-	replaceFile(t, dir, "client.key", c2.keyPEM)
+	c2 := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
+	testcerts.WriteFile(t, dir, "client.pem", c2.CertPEM) // the pair does not match until the key follows
+	testcerts.WriteFile(t, dir, "client.key", c2.KeyPEM)
 	res := <-done
 
 	m := p.metrics()
@@ -145,12 +147,12 @@ func TestTLSRotation(t *testing.T) {
 	require.Zero(t, res.noBids+res.other, "no failed auction")
 	require.LessOrEqual(t, res.lateShare(), 0.01, "answers by the deadline (+%v)", deadlineTolerance)
 	require.Zero(t, metricIn(t, m, `bidguard_upstream_errors_total{upstream="dsp",kind="tls"}`))
-	serials := b.clientSerials()
-	require.Equal(t, c1.serial, serials[0])
-	first := slices.Index(serials, c2.serial)
+	serials := b.certs.ClientSerials()
+	require.Equal(t, c1.Serial, serials[0])
+	first := slices.Index(serials, c2.Serial)
 	require.Positive(t, first, "the new client certificate is used after the rotation")
 	for _, s := range serials[first:] {
-		require.Equal(t, c2.serial, s, "once rotated, only the new client certificate")
+		require.Equal(t, c2.Serial, s, "once rotated, only the new client certificate")
 	}
 	require.Less(t, handshakes, float64(b.calls.Load())/10, "connections are reused: no handshake per request")
 	p.healthy()

@@ -1,124 +1,32 @@
 package rtb
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
-	"math/big"
-	"os"
-	"path/filepath"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/internal/testbidder"
+	"github.com/bidguard/bidguard/internal/testcerts"
 )
-
-// testCA is a certificate authority made in the test.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-var serial atomic.Int64
-
-func newTestCA(t testing.TB, name string) *testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial.Add(1)), Subject: pkix.Name{CommonName: name},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	cert, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	return &testCA{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issued is a leaf certificate with its PEM files' contents.
-type issued struct {
-	pair            tls.Certificate
-	serial          int64
-	certPEM, keyPEM []byte
-}
-
-// issue signs a leaf for dnsName valid from notBefore for a day, for a
-// server or a client.
-func (ca *testCA) issue(t testing.TB, dnsName string, notBefore time.Time, client bool) issued {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	usage := x509.ExtKeyUsageServerAuth
-	if client {
-		usage = x509.ExtKeyUsageClientAuth
-	}
-	n := serial.Add(1)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(n), Subject: pkix.Name{CommonName: dnsName}, DNSNames: []string{dnsName},
-		NotBefore: notBefore, NotAfter: notBefore.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	require.NoError(t, err)
-	kb, err := x509.MarshalECPrivateKey(key)
-	require.NoError(t, err)
-	out := issued{serial: n, certPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-		keyPEM: pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})}
-	out.pair, err = tls.X509KeyPair(out.certPEM, out.keyPEM)
-	require.NoError(t, err)
-	return out
-}
-
-// writeFile replaces dir/name with data by a rename, as a certificate
-// rotation would, and returns its path.
-func writeFile(t testing.TB, dir, name string, data []byte) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	require.NoError(t, os.WriteFile(p+".tmp", data, 0o600))
-	require.NoError(t, os.Rename(p+".tmp", p))
-	return p
-}
 
 // tlsBidder is a keepAliveBidder over HTTPS whose certificate can be
 // swapped while it serves; it records the serial of each client
 // certificate it verified.
 type tlsBidder struct {
 	*keepAliveBidder
-	cert atomic.Pointer[tls.Certificate]
-
-	mu      sync.Mutex
-	clients []int64
+	*testcerts.Server
 }
 
 // newTLSBidder starts the bidder; tune changes its TLS configuration,
 // configure (optional) the keepAliveBidder before it starts.
-func newTLSBidder(t *testing.T, cert issued, tune func(*tls.Config), configure ...func(*keepAliveBidder)) *tlsBidder {
-	tb := &tlsBidder{}
-	tb.cert.Store(&cert.pair)
-	cfg := &tls.Config{
-		GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return tb.cert.Load(), nil },
-		VerifyConnection: func(cs tls.ConnectionState) error {
-			if len(cs.PeerCertificates) > 0 {
-				tb.mu.Lock()
-				tb.clients = append(tb.clients, cs.PeerCertificates[0].SerialNumber.Int64())
-				tb.mu.Unlock()
-			}
-			return nil
-		},
-	}
+func newTLSBidder(t *testing.T, cert testcerts.Leaf, tune func(*tls.Config), configure ...func(*keepAliveBidder)) *tlsBidder {
+	tb := &tlsBidder{Server: testcerts.NewServer(cert)}
+	cfg := tb.Config()
 	if tune != nil {
 		tune(cfg)
 	}
@@ -129,12 +37,6 @@ func newTLSBidder(t *testing.T, cert issued, tune func(*tls.Config), configure .
 		}
 	})
 	return tb
-}
-
-func (tb *tlsBidder) clientSerials() []int64 {
-	tb.mu.Lock()
-	defer tb.mu.Unlock()
-	return append([]int64(nil), tb.clients...)
 }
 
 // tlsConfig routes /bid to the bidder over https with the tls block's
@@ -150,19 +52,19 @@ const bidderName = "bidder.test"
 // bidder's good answers pass.
 func TestTLSUpstream(t *testing.T) {
 	dir := t.TempDir()
-	ca, other, clientCA := newTestCA(t, "bidders"), newTestCA(t, "untrusted"), newTestCA(t, "exchange clients")
-	caFile := writeFile(t, dir, "ca.pem", ca.pem)
-	client := clientCA.issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	certFile, keyFile := writeFile(t, dir, "client.pem", client.certPEM), writeFile(t, dir, "client.key", client.keyPEM)
+	ca, other, clientCA := testcerts.NewCA(t, "bidders"), testcerts.NewCA(t, "untrusted"), testcerts.NewCA(t, "exchange clients")
+	caFile := testcerts.WriteFile(t, dir, "ca.pem", ca.PEM)
+	client := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
+	certFile, keyFile := client.WriteFiles(t, dir, "client")
 	base := fmt.Sprintf("caFile: %q, serverName: %s", caFile, bidderName)
 	withClient := fmt.Sprintf("%s, certFile: %q, keyFile: %q", base, certFile, keyFile)
 	requireClient := func(c *tls.Config) {
 		c.ClientAuth = tls.RequireAndVerifyClientCert
 		c.ClientCAs = x509.NewCertPool()
-		c.ClientCAs.AddCert(clientCA.cert)
+		c.ClientCAs.AddCert(clientCA.Cert)
 	}
 	now := time.Now().Add(-time.Hour)
-	f := func(name string, server issued, tune func(*tls.Config), tlsKeys string, wantBid bool) {
+	f := func(name string, server testcerts.Leaf, tune func(*tls.Config), tlsKeys string, wantBid bool) {
 		t.Run(name, func(t *testing.T) {
 			b := newTLSBidder(t, server, tune)
 			sc := startSidecar(t, compile(t, tlsConfig(b.keepAliveBidder, tlsKeys, ""), nil))
@@ -176,16 +78,16 @@ func TestTLSUpstream(t *testing.T) {
 			require.Zero(t, b.timesSeen("tls-fail"), "nothing reached the bidder")
 		})
 	}
-	f("private CA", ca.issue(t, bidderName, now, false), nil, base, true)
-	f("client certificate required and given", ca.issue(t, bidderName, now, false), requireClient, withClient, true)
-	f("expired", ca.issue(t, bidderName, now.Add(-48*time.Hour), false), nil, base, false)
-	f("wrong name", ca.issue(t, "other.test", now, false), nil, base, false)
-	f("untrusted CA", other.issue(t, bidderName, now, false), nil, base, false)
-	f("system roots do not know a private CA", ca.issue(t, bidderName, now, false), nil, "serverName: "+bidderName, false)
-	f("client certificate required, none given (TLS 1.3: the alert follows the handshake)", ca.issue(t, bidderName, now, false), requireClient, base, false)
-	f("client certificate required, none given (TLS 1.2)", ca.issue(t, bidderName, now, false),
+	f("private CA", ca.Issue(t, bidderName, now, false), nil, base, true)
+	f("client certificate required and given", ca.Issue(t, bidderName, now, false), requireClient, withClient, true)
+	f("expired", ca.Issue(t, bidderName, now.Add(-48*time.Hour), false), nil, base, false)
+	f("wrong name", ca.Issue(t, "other.test", now, false), nil, base, false)
+	f("untrusted CA", other.Issue(t, bidderName, now, false), nil, base, false)
+	f("system roots do not know a private CA", ca.Issue(t, bidderName, now, false), nil, "serverName: "+bidderName, false)
+	f("client certificate required, none given (TLS 1.3: the alert follows the handshake)", ca.Issue(t, bidderName, now, false), requireClient, base, false)
+	f("client certificate required, none given (TLS 1.2)", ca.Issue(t, bidderName, now, false),
 		func(c *tls.Config) { requireClient(c); c.MaxVersion = tls.VersionTLS12 }, base, false)
-	f("minVersion 1.3 against a TLS 1.2 bidder", ca.issue(t, bidderName, now, false),
+	f("minVersion 1.3 against a TLS 1.2 bidder", ca.Issue(t, bidderName, now, false),
 		func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }, base+`, minVersion: "1.3"`, false)
 }
 
@@ -194,9 +96,9 @@ func TestTLSUpstream(t *testing.T) {
 // connection after the bidder restarted resumes the session.
 func TestTLSPooled(t *testing.T) {
 	dir := t.TempDir()
-	ca := newTestCA(t, "bidders")
-	b := newTLSBidder(t, ca.issue(t, bidderName, time.Now().Add(-time.Hour), false), nil)
-	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", writeFile(t, dir, "ca.pem", ca.pem), bidderName)
+	ca := testcerts.NewCA(t, "bidders")
+	b := newTLSBidder(t, ca.Issue(t, bidderName, time.Now().Add(-time.Hour), false), nil)
+	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", testcerts.WriteFile(t, dir, "ca.pem", ca.PEM), bidderName)
 	sc := startSidecar(t, compile(t, tlsConfig(b.keepAliveBidder, tlsKeys, ""), nil))
 	const n = 100
 	for range n {
@@ -232,14 +134,14 @@ func TestTLSPooled(t *testing.T) {
 // rewritten); a half-written file keeps the previous ones.
 func TestTLSRotation(t *testing.T) {
 	dir := t.TempDir()
-	ca1, ca2, clientCA := newTestCA(t, "bidders 1"), newTestCA(t, "bidders 2"), newTestCA(t, "clients")
-	caFile := writeFile(t, dir, "ca.pem", ca1.pem)
-	c1 := clientCA.issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	certFile, keyFile := writeFile(t, dir, "client.pem", c1.certPEM), writeFile(t, dir, "client.key", c1.keyPEM)
-	b := newTLSBidder(t, ca1.issue(t, bidderName, time.Now().Add(-time.Hour), false), func(c *tls.Config) {
+	ca1, ca2, clientCA := testcerts.NewCA(t, "bidders 1"), testcerts.NewCA(t, "bidders 2"), testcerts.NewCA(t, "clients")
+	caFile := testcerts.WriteFile(t, dir, "ca.pem", ca1.PEM)
+	c1 := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
+	certFile, keyFile := c1.WriteFiles(t, dir, "client")
+	b := newTLSBidder(t, ca1.Issue(t, bidderName, time.Now().Add(-time.Hour), false), func(c *tls.Config) {
 		c.ClientAuth = tls.RequireAndVerifyClientCert
 		c.ClientCAs = x509.NewCertPool()
-		c.ClientCAs.AddCert(clientCA.cert)
+		c.ClientCAs.AddCert(clientCA.Cert)
 		c.SessionTicketsDisabled = true // a resumed session would show no certificate
 	})
 	tlsKeys := fmt.Sprintf("caFile: %q, certFile: %q, keyFile: %q, serverName: %s", caFile, certFile, keyFile, bidderName)
@@ -249,21 +151,21 @@ func TestTLSRotation(t *testing.T) {
 
 	// The bidder moves to a certificate of CA 2: refused until the CA file
 	// says so.
-	next := ca2.issue(t, bidderName, time.Now().Add(-time.Hour), false)
-	b.cert.Store(&next.pair)
+	next := ca2.Issue(t, bidderName, time.Now().Add(-time.Hour), false)
+	b.SetCert(next)
 	require.Equal(t, 204, sc.post("/bid", requestWithID(t, "r")).status)
 	require.EqualValues(t, 1, sc.metric(`bidguard_upstream_errors_total{upstream="dsp",kind="tls"}`))
-	writeFile(t, dir, "ca.pem", append(append([]byte{}, ca1.pem...), ca2.pem...))
+	testcerts.WriteFile(t, dir, "ca.pem", append(append([]byte{}, ca1.PEM...), ca2.PEM...))
 	sc.auction("/bid")
 
 	// bidguard's client certificate is replaced (certificate, then key).
-	c2 := clientCA.issue(t, "bidguard", time.Now().Add(-time.Hour), true)
-	writeFile(t, dir, "client.pem", c2.certPEM)
+	c2 := clientCA.Issue(t, "bidguard", time.Now().Add(-time.Hour), true)
+	testcerts.WriteFile(t, dir, "client.pem", c2.CertPEM)
 	sc.auction("/bid") // the pair does not match yet: the previous one is kept
-	writeFile(t, dir, "client.key", c2.keyPEM)
+	testcerts.WriteFile(t, dir, "client.key", c2.KeyPEM)
 	sc.auction("/bid")
-	serials := b.clientSerials()
-	require.Equal(t, []int64{c1.serial, c1.serial, c1.serial, c2.serial}, serials[len(serials)-4:])
+	serials := b.ClientSerials()
+	require.Equal(t, []int64{c1.Serial, c1.Serial, c1.Serial, c2.Serial}, serials[len(serials)-4:])
 }
 
 // TestTLSStaleAndSlowHandshake: a TLS connection the bidder closed while
@@ -272,10 +174,10 @@ func TestTLSRotation(t *testing.T) {
 // handshake is a timeout within the request's budget, answered 204.
 func TestTLSStaleAndSlowHandshake(t *testing.T) {
 	dir := t.TempDir()
-	ca := newTestCA(t, "bidders")
-	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", writeFile(t, dir, "ca.pem", ca.pem), bidderName)
+	ca := testcerts.NewCA(t, "bidders")
+	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", testcerts.WriteFile(t, dir, "ca.pem", ca.PEM), bidderName)
 
-	b := newTLSBidder(t, ca.issue(t, bidderName, time.Now().Add(-time.Hour), false), nil,
+	b := newTLSBidder(t, ca.Issue(t, bidderName, time.Now().Add(-time.Hour), false), nil,
 		func(b *keepAliveBidder) { b.idleClose = 50 * time.Millisecond })
 	sc := startSidecar(t, compile(t, tlsConfig(b.keepAliveBidder, tlsKeys, ""), nil))
 	var ids []string

@@ -25,8 +25,9 @@ const module = "github.com/bidguard/bidguard"
 // gate through engine.SeatStates), so they are in the closure of whatever imports
 // config. loadtest and faults import no bidguard package. gates/verdictcache
 // and gates/markup (the creative readers) are leaves the gates may import.
-// internal/testbidder and internal/testserve, the tests' fake bidder and
-// serve runner, import no bidguard package, and only tests import them.
+// internal/testbidder, internal/testserve and internal/testcerts, the
+// tests' fake bidder, serve runner and certificates, import no bidguard
+// package, and only tests import them.
 var allowed = map[string][]string{
 	"audit":      {"jsonraw"},
 	"capture":    {"jsonraw"},
@@ -47,11 +48,12 @@ var allowed = map[string][]string{
 
 	"internal/testbidder": {},
 	"internal/testserve":  {},
+	"internal/testcerts":  {},
 }
 
 // testSupport are the packages of test furniture: only _test.go files
 // import them, never a package's own code.
-var testSupport = []string{"internal/testbidder", "internal/testserve"}
+var testSupport = []string{"internal/testbidder", "internal/testserve", "internal/testcerts"}
 
 // stdlibOnly are the leaf packages that import nothing outside the
 // standard library.
