@@ -202,18 +202,17 @@ func TestTLSStaleAndSlowHandshake(t *testing.T) {
 // client certificate reads the CA file again when it changes too.
 func TestTLSRotationCAOnly(t *testing.T) {
 	dir := t.TempDir()
-	ca1, ca2 := newTestCA(t, "bidders 1"), newTestCA(t, "bidders 2")
-	caFile := writeFile(t, dir, "ca.pem", ca1.pem)
-	b := newTLSBidder(t, ca1.issue(t, bidderName, time.Now().Add(-time.Hour), false), func(c *tls.Config) {
+	ca1, ca2 := testcerts.NewCA(t, "bidders 1"), testcerts.NewCA(t, "bidders 2")
+	caFile := testcerts.WriteFile(t, dir, "ca.pem", ca1.PEM)
+	b := newTLSBidder(t, ca1.Issue(t, bidderName, time.Now().Add(-time.Hour), false), func(c *tls.Config) {
 		c.SessionTicketsDisabled = true // a resumed session verifies no certificate
 	})
 	tlsKeys := fmt.Sprintf("caFile: %q, serverName: %s", caFile, bidderName)
 	sc := startSidecar(t, compile(t, tlsConfig(b.keepAliveBidder, tlsKeys, ", idleTimeoutMs: 0"), nil))
 	sc.auction("/bid")
 
-	next := ca2.issue(t, bidderName, time.Now().Add(-time.Hour), false)
-	b.cert.Store(&next.pair)
+	b.SetCert(ca2.Issue(t, bidderName, time.Now().Add(-time.Hour), false))
 	require.Equal(t, 204, sc.post("/bid", requestWithID(t, "r")).status)
-	writeFile(t, dir, "ca.pem", append(append([]byte{}, ca1.pem...), ca2.pem...))
+	testcerts.WriteFile(t, dir, "ca.pem", append(append([]byte{}, ca1.PEM...), ca2.PEM...))
 	sc.auction("/bid")
 }
