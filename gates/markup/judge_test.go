@@ -146,6 +146,12 @@ func TestLimits(t *testing.T) {
 	require.Equal(t, "unreadable", verdict(Judge([]byte(`<script>document.write("`+strings.Repeat("a", 200)+`")</script>`), HTML, lim)))
 	require.Error(t, Limits{}.Validate())
 	require.NoError(t, DefaultLimits.Validate())
+	// The bounds themselves are valid: one level (the adm alone), 64
+	// levels, one byte of decoding, MaxDecodedBytesLimit.
+	require.NoError(t, Limits{MaxDepth: 1, MaxDecodedBytes: 1}.Validate())
+	require.NoError(t, Limits{MaxDepth: 64, MaxDecodedBytes: MaxDecodedBytesLimit}.Validate())
+	require.Error(t, Limits{MaxDepth: 65, MaxDecodedBytes: 1}.Validate())
+	require.Error(t, Limits{MaxDepth: 1, MaxDecodedBytes: MaxDecodedBytesLimit + 1}.Validate())
 }
 
 func jsQuote(s string) string {

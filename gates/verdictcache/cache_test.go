@@ -1,6 +1,7 @@
 package verdictcache
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strconv"
 	"sync"
@@ -268,4 +269,25 @@ func TestConcurrent(t *testing.T) {
 	require.LessOrEqual(t, st.Entries, c.Capacity())
 	require.Positive(t, st.Hits)
 	require.Positive(t, st.Evictions)
+}
+
+// Every stored entry is found, whichever of its key's two buckets holds it
+// (a new entry goes to the emptier one, so about half sit in the second).
+func TestEntriesInEitherBucketAreFound(t *testing.T) {
+	h := NewHasher()
+	c := newCache(t, 1024)
+	keys := make([]Key, 700)
+	for i := range keys {
+		keys[i] = h.Sum(1, []byte(fmt.Sprintf("creative-%d", i)))
+		c.Put(keys[i], verdict{Reason: uint16(i)})
+	}
+	found := 0
+	for _, k := range keys {
+		if _, ok := c.Get(k); ok {
+			found++
+		}
+	}
+	st := c.Stats()
+	require.Equal(t, st.Entries, found, "every entry the cache holds is found")
+	require.Greater(t, found, 600)
 }
