@@ -79,26 +79,11 @@ func (g *floor) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if !(amount > 0) {
 		return engine.Pass()
 	}
-	respCur := in.ResponseCur()
-	floor, converted, ok := convertFloor(in.Rates, amount, cur, respCur)
-	if !ok {
-		reason := "no rate for " + formatCur(respCur) + "/" + formatCur(defaultCur(cur))
-		if g.passMissingRate {
-			return engine.SkipBid(reason, "rate")
-		}
-		return engine.Reject(reason, engine.LossInvalidBidResponse, engine.NBRResponseRejectedBelowFloor)
+	v, done, price, floor, converted := underFloor(in, b, amount, cur, g.passMissingRate)
+	if done {
+		return v
 	}
-	price := 0.0
-	if b.HasPrice {
-		price = b.Price
-	}
-	if atLeastMicros(price, floor) {
-		return engine.Pass()
-	}
-	if isDeal {
-		return engine.Reject("bid price "+formatNum(price)+" below deal floor "+formatFloor(floor, converted), engine.LossBelowDealFloor, engine.NBRResponseRejectedBelowDealFloor)
-	}
-	return engine.Reject("bid price "+formatNum(price)+" below floor "+formatFloor(floor, converted), engine.LossBelowAuctionFloor, engine.NBRResponseRejectedBelowFloor)
+	return floorReject(price, " "+formatFloor(floor, converted), isDeal)
 }
 
 var _ engine.BidGate = (*floor)(nil)

@@ -32,6 +32,40 @@ func (m missingRate) validate() error {
 // pass reports whether a bid without a rate is skipped rather than rejected.
 func (m missingRate) pass() bool { return m == "pass" }
 
+// underFloor converts a floor of amount (> 0) in cur into the response
+// currency and compares the bid's price (0 when absent) with it. done is
+// true with the verdict to return when there is no rate (rejected, or
+// skipped when passMissing) or the price reaches the floor; otherwise the
+// bid is under it, and price, floor and converted are for the caller's
+// reason (floorReject).
+func underFloor(in *engine.Input, b *engine.Bid, amount float64, cur string, passMissing bool) (v engine.Verdict, done bool, price, floor float64, converted bool) {
+	respCur := in.ResponseCur()
+	floor, converted, ok := convertFloor(in.Rates, amount, cur, respCur)
+	if !ok {
+		reason := "no rate for " + formatCur(respCur) + "/" + formatCur(defaultCur(cur))
+		if passMissing {
+			return engine.SkipBid(reason, "rate"), true, 0, 0, false
+		}
+		return engine.Reject(reason, engine.LossInvalidBidResponse, engine.NBRResponseRejectedBelowFloor), true, 0, 0, false
+	}
+	if b.HasPrice {
+		price = b.Price
+	}
+	if atLeastMicros(price, floor) {
+		return engine.Pass(), true, 0, 0, false
+	}
+	return engine.Verdict{}, false, price, floor, converted
+}
+
+// floorReject rejects a bid priced under a floor: "bid price <p> below
+// [deal ]floor<what>", with the deal's codes when isDeal.
+func floorReject(price float64, what string, isDeal bool) engine.Verdict {
+	if isDeal {
+		return engine.Reject("bid price "+formatNum(price)+" below deal floor"+what, engine.LossBelowDealFloor, engine.NBRResponseRejectedBelowDealFloor)
+	}
+	return engine.Reject("bid price "+formatNum(price)+" below floor"+what, engine.LossBelowAuctionFloor, engine.NBRResponseRejectedBelowFloor)
+}
+
 // defaultCur is the currency of an absent cur/bidfloorcur.
 func defaultCur(c string) string {
 	if c == "" {

@@ -196,27 +196,11 @@ func (g *videoCompliance) perSecondFloor(in *engine.Input, imp *openrtb2.Imp, o 
 	if !(perSec > 0) {
 		return engine.Pass()
 	}
-	respCur := in.ResponseCur()
-	floor, _, ok := convertFloor(in.Rates, perSec*float64(dur), cur, respCur)
-	if !ok {
-		reason := "no rate for " + formatCur(respCur) + "/" + formatCur(defaultCur(cur))
-		if g.passMissingRate {
-			return engine.SkipBid(reason, "rate")
-		}
-		return engine.Reject(reason, engine.LossInvalidBidResponse, engine.NBRResponseRejectedBelowFloor)
+	v, done, price, floor, _ := underFloor(in, b, perSec*float64(dur), cur, g.passMissingRate)
+	if done {
+		return v
 	}
-	price := 0.0
-	if b.HasPrice {
-		price = b.Price
-	}
-	if atLeastMicros(price, floor) {
-		return engine.Pass()
-	}
-	tail := " " + formatFloor(floor, true) + " (mincpmpersec " + formatNum(perSec) + " x " + strconv.FormatInt(dur, 10) + "s)"
-	if isDeal {
-		return engine.Reject("bid price "+formatNum(price)+" below deal floor"+tail, engine.LossBelowDealFloor, engine.NBRResponseRejectedBelowDealFloor)
-	}
-	return engine.Reject("bid price "+formatNum(price)+" below floor"+tail, engine.LossBelowAuctionFloor, engine.NBRResponseRejectedBelowFloor)
+	return floorReject(price, " "+formatFloor(floor, true)+" (mincpmpersec "+formatNum(perSec)+" x "+strconv.FormatInt(dur, 10)+"s)", isDeal)
 }
 
 // dealGuidesFloor: the deal carries floor guidance (bidfloor > 0,
