@@ -142,8 +142,6 @@ var nativeNames = [...]string{
 	nameEventtrackers: "eventtrackers", nameLink: "link",
 }
 
-func (n nativeName) String() string { return nativeNames[n] }
-
 // nativeNameOf is the name of a decoded key: compared exactly, as the
 // renderer's JSON.parse gives it.
 func nativeNameOf[S string | []byte](key S) nativeName {

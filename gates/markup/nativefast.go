@@ -105,8 +105,10 @@ func (w *nativeWalk) putBufs() {
 }
 
 // walk reads v, one object or array jsonraw validated, and reports whether
-// it read it to its end (false: the verdict was settled on the way).
-// validUTF8 is whether the whole of v is.
+// it read it to its end (false: the verdict was settled on the way, where
+// the reference stops too). validUTF8 is whether the whole of v is. Its
+// frames are reference's, updated token for token as there: only what
+// differs is how a token is found and a string decoded.
 func (w *nativeWalk) walk(v []byte, validUTF8 bool) bool {
 	stack := w.bufs.stack[:0]
 	defer func() { w.bufs.stack = stack[:0] }()
@@ -134,6 +136,8 @@ func (w *nativeWalk) walk(v []byte, validUTF8 bool) bool {
 			i++
 		case '"':
 			end, escaped := jsonraw.StringEnd(v, i)
+			// Capacity clipped: a reader appending to its input cannot
+			// write into the adm.
 			raw := v[i+1 : end-1 : end-1]
 			i = end
 			top := &stack[len(stack)-1]

@@ -240,9 +240,11 @@ func FuzzNativeFast(f *testing.F) {
 
 func TestNativeNames(t *testing.T) {
 	for n := nameNone + 1; int(n) < len(nativeNames); n++ {
-		require.Equal(t, n, nativeNameOf(n.String()))
-		require.Equal(t, n, nativeNameOf([]byte(n.String())))
-		require.Equal(t, nameNone, nativeNameOf(strings.ToUpper(n.String())))
+		name := nativeNames[n]
+		require.Equal(t, n, nativeNameOf(name))
+		require.Equal(t, n, nativeNameOf([]byte(name)))
+		require.Equal(t, nameNone, nativeNameOf(strings.ToUpper(name)))
+		require.Equal(t, nameNone, nativeNameOf(name+" "))
 	}
 	require.Equal(t, nameNone, nativeNameOf(""))
 }
