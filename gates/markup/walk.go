@@ -511,7 +511,7 @@ func (w *walker) listener(c callee, args []js.Arg) bool {
 		if !exact {
 			return false
 		}
-		ctx = eventsContext(lowerEvents(ev, c.m == "attachEvent"))
+		ctx = eventsContext(ev, c.m == "attachEvent")
 		w.walk(args[0].Value)
 		handlers = args[1:]
 	default:
