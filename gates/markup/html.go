@@ -91,9 +91,11 @@ func (a *analysis) readTokens(b []byte, depth int) {
 		// browser (they are not void elements): the text after it is their
 		// content, and the tokenizer has switched to raw text for it too.
 		// The content stays in the tokenizer's buffer: what reads it
-		// copies what it keeps.
+		// copies what it keeps. Reading it moves the tokenizer on: the
+		// attributes are copied first.
 		var content []byte
 		if n.Data == "script" || n.Data == "style" {
+			t.own()
 			t.content = t.content[:0]
 			for z.Next() == html.TextToken {
 				t.content = append(t.content, z.Text()...)

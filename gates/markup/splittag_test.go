@@ -121,3 +121,17 @@ func TestSplitTagAgainstTokenizer(t *testing.T) {
 	s, l := splitsAsTokenizer(t, []byte(`<a`+strings.Repeat(` x`, 40)+`>`))
 	require.Equal(t, [2]int{1, 0}, [2]int{s, l}, "repeated keys are one attribute")
 }
+
+// TestAttrsOutliveContent: the attributes of a script or style element are
+// read after its content, which moves the tokenizer's buffer on (it holds
+// 4 KB at first): they are copied out first.
+func TestAttrsOutliveContent(t *testing.T) {
+	for pad := 3800; pad < 4400; pad += 13 {
+		doc := []byte(strings.Repeat("x", pad) + `<script type="text/plain" src="http://x.example/a.js">top.location=u;
+//` + strings.Repeat(" ", 9000) + `</script><style media="http://x">a{}` + strings.Repeat(" ", 9000) + `</style>`)
+		readsAllAttrs(t, doc)
+		f, insecure := Read(doc, HTML, DefaultLimits)
+		require.Equal(t, Finding(0), f, pad)
+		require.True(t, insecure, pad)
+	}
+}

@@ -2,7 +2,9 @@ package markup
 
 import (
 	"bytes"
+	"strings"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -118,6 +120,11 @@ func readsAttr(key []byte) bool {
 // Tokenizer.TagName and TagAttr would give is then those bytes, ASCII
 // letters lower-cased), else through TagName and TagAttr, which copy
 // every name, key and value.
+//
+// The values of a split tag view the tokenizer's buffer: they are valid
+// until the next call of t.z.Next (own copies them), and whatever keeps
+// one past that copies it (element and what it calls keep none: they
+// convert to []byte, parse a copy or compare).
 func (t *tokenizer) tag() (string, []html.Attribute) {
 	raw := t.z.Raw()
 	name, ok := t.splitTag(raw)
@@ -129,10 +136,19 @@ func (t *tokenizer) tag() (string, []html.Attribute) {
 	for _, sp := range t.spans {
 		key := t.lower[sp.key0:sp.key1]
 		if readsAttr(key) {
-			t.attr = append(t.attr, html.Attribute{Key: atom.String(key), Val: string(raw[sp.val0:sp.val1])})
+			val := raw[sp.val0:sp.val1]
+			t.attr = append(t.attr, html.Attribute{Key: atom.String(key), Val: unsafe.String(unsafe.SliceData(val), len(val))})
 		}
 	}
 	return tagName(name), t.attr
+}
+
+// own copies the attribute values of the current tag out of the
+// tokenizer's buffer, which reading further may overwrite.
+func (t *tokenizer) own() {
+	for i := range t.attr {
+		t.attr[i].Val = strings.Clone(t.attr[i].Val)
+	}
 }
 
 // attrSpan is an attribute of a tag split by splitTag: its key in
