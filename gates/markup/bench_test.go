@@ -78,6 +78,48 @@ func BenchmarkJudge(b *testing.B) {
 	}
 }
 
+// BenchmarkJudgeFloor is what bounds BenchmarkJudge/20KB: the script
+// parser alone on the creative's scripts and handlers (as readScript gets
+// them), and the HTML tokenizer alone.
+func BenchmarkJudgeFloor(b *testing.B) {
+	adm := scriptHeavy(20 << 10)
+	type script struct {
+		src    []byte
+		inline bool
+	}
+	var scripts []script
+	a := newAnalysis(DefaultLimits, true, false)
+	a.observe = func(src []byte, inline bool) {
+		if !inline || !inert(src) {
+			scripts = append(scripts, script{bytes.Clone(src), inline})
+		}
+	}
+	a.readHTML(adm, 0)
+	b.Run("parse", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := processCPU()
+		for b.Loop() {
+			for _, s := range scripts {
+				if _, err := parseJSOnce(s.src, s.inline); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("tokens", func(b *testing.B) {
+		b.ReportAllocs()
+		cpu := processCPU()
+		for b.Loop() {
+			t := getTokenizer(adm)
+			for t.z.Next() != html.ErrorToken {
+			}
+			putTokenizer(t)
+		}
+		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	})
+}
+
 // BenchmarkInsecure20KB is secureMarkup's reading of the same creative.
 func BenchmarkInsecure20KB(b *testing.B) {
 	adm := scriptHeavy(20 << 10)

@@ -69,6 +69,13 @@ func (a *analysis) readScript(src []byte, c jsCtx, inline bool, depth int) {
 	if a.observe != nil {
 		a.observe(src, inline)
 	}
+	if inline && inert(src) {
+		return
+	}
+	a.parseAndRun(src, c, inline, depth)
+}
+
+func (a *analysis) parseAndRun(src []byte, c jsCtx, inline bool, depth int) {
 	ast, err := parseJS(src, inline)
 	if err != nil {
 		a.found |= Unreadable
@@ -76,6 +83,27 @@ func (a *analysis) readScript(src []byte, c jsCtx, inline bool, depth int) {
 	}
 	s := newScript(a, ast, inline, depth)
 	s.run(c)
+}
+
+// inertBodies are the handler and javascript: URL bodies that do nothing
+// and name nothing, as ads write them (href="javascript:void(0)",
+// onclick="...; return false" aside): their reading finds nothing and
+// notes no name (TestInertBodies), so they are not parsed.
+var inertBodies = []string{"void(0)", "void 0", "false", "return false", "void(0);", "void 0;", "false;", "return false;"}
+
+// inert reports an inline body that is one of inertBodies, white space
+// around it aside.
+func inert(src []byte) bool {
+	t := bytes.TrimSpace(src)
+	if len(t) > len("return false;") {
+		return false
+	}
+	for _, b := range inertBodies {
+		if string(t) == b {
+			return true
+		}
+	}
+	return false
 }
 
 // mayWriteMarkup reports script that may hand markup to the document
