@@ -125,11 +125,13 @@ func BenchmarkInsecure20KB(b *testing.B) {
 	adm := scriptHeavy(20 << 10)
 	b.ReportAllocs()
 	b.SetBytes(int64(len(adm)))
+	cpu := processCPU()
 	for b.Loop() {
 		if Insecure(adm, HTML, DefaultLimits) {
 			b.Fatal("flagged")
 		}
 	}
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkHTMLTokenizers compares the two HTML libraries considered on the
