@@ -88,45 +88,45 @@
 // lexers. Every reader here has a fuzz target (fuzz_test.go).
 //
 // Cost, in CPU time per reading of that creative (BenchmarkJudge's
-// cpu-ns/op, host load average 6-7, this build and the one before it run
-// in turn): Judge 0.82-0.88 ms and 5,060 allocations (0.77-1.3 ms and 5,948
-// before), bounded by the script parser: parsing the creative's scripts
-// and handlers alone takes 0.48 ms and 4,200 of those allocations, about
-// one per syntax node, and x/net/html's tokenizer alone 0.07 ms
-// (BenchmarkJudgeFloor); the rest is the two walks of each syntax tree
-// (bindings, then the reading) and the tokens. Insecure allocates 456
-// times (947 before), Read about what Judge does; the hand-written lexers
-// this package replaced took 0.16 ms and 0.04 ms without allocating, and
-// rejected the creative (its javascript:void(0) link and click listener).
-// Time and allocations grow linearly with size (BenchmarkJudge at 10 to
-// 80 KB, TestLinear). A repeated creative is meant to cost a cache lookup,
-// not a reading.
+// cpu-ns/op, GOMAXPROCS=1, best of six rounds, host load average 8-9, this
+// build and the one before it run in turn): Judge 0.84 ms and 5,060
+// allocations (0.92 ms and 5,948 before), bounded by the script parser:
+// parsing the creative's scripts and handlers alone takes 0.47-0.50 ms and
+// 4,200 of those allocations, about one per syntax node, and x/net/html's
+// tokenizer alone 0.07 ms (BenchmarkJudgeFloor); the rest is the two walks
+// of each syntax tree (bindings, then the reading: about 0.22 ms, spread
+// over the rules) and the tokens. Insecure allocates 456 times (947 before),
+// Read about what Judge does; the hand-written lexers this package replaced
+// took 0.16 ms and 0.04 ms without allocating, and rejected the creative
+// (its javascript:void(0) link and click listener). Time and allocations
+// grow linearly with size (BenchmarkJudge at 10 to 80 KB, TestLinear). A
+// repeated creative is meant to cost a cache lookup, not a reading.
 //
 // What the HTML reading does to cost less, each checked against what it
 // replaces: the token reading splits a start tag from the tokenizer's raw
 // bytes with the tokenizer's own rules (splitTag; tag for tag against
 // Tokenizer.Token on the golden creatives and in FuzzHTML), its attribute
 // values viewing the tokenizer's buffer, where TagName and TagAttr copy
-// every name, key and value (a tag with a NUL, CR or character reference,
-// or more than 32 attributes, still goes through them); a script's text
-// is copied once, for the parser; a handler or javascript: URL that does
+// every name, key and value (a tag with a NUL, CR or character reference, or
+// more than 32 attributes, still goes through them); a script's text is
+// copied once, for the parser; a handler or javascript: URL that does
 // nothing (void(0), return false) is not parsed (TestInertBodies); CSS
 // without '(' or '@' is not tokenized (it loads nothing; FuzzCSS).
 //
 // A creative that carries a per-bid id is never repeated, so small ones are
 // read on every bid (BenchmarkReadDistinctBanner, ...VAST, ...Native; CPU
-// time per creative, load average about 6, the two builds run in turn):
-// the load harness's 300-byte banner 4.1-4.3 µs, 448 B and 24 allocations
-// (4.6-5.4 µs, 1 KB and 54 before tags were split from raw bytes; 12-16
-// µs, 6.4 KB and 72 before the token reading pooled its tokenizer and left
-// out the attributes it never reads); its inline VAST 19-23 µs and 119
-// allocations, its native 19-21 µs and 169, nearly all inside
-// encoding/xml and encoding/json. 20 of the banner's 24 allocations are
-// x/net/html's, inside Tokenizer.Next: it copies every attribute key
-// twice to find repeated ones. A copy of the tokenizer patched not to
-// (measured, not kept) reads the banner in 3.2-3.6 µs with 4 allocations
-// and changes nothing measurable on the 20 KB creative: not worth
-// maintaining a copy of x/net/html, entity table included.
+// time per creative, best of six rounds at load average 8-9, the two builds
+// run in turn): the load harness's 300-byte banner 4.5 µs, 448 B and 24
+// allocations (5.5 µs, 1 KB and 54 before tags were split from raw bytes;
+// 12-16 µs, 6.4 KB and 72 before the token reading pooled its tokenizer and
+// left out the attributes it never reads); its inline VAST 19-23 µs and 119
+// allocations, its native 19-21 µs and 169, nearly all inside encoding/xml
+// and encoding/json. 20 of the banner's 24 allocations are x/net/html's,
+// inside Tokenizer.Next: it copies every attribute key twice to find
+// repeated ones. A copy of the tokenizer patched not to (measured, not kept)
+// reads the banner with 4 allocations and about a fifth less CPU, and
+// changes nothing measurable on the 20 KB creative: not worth maintaining a
+// copy of x/net/html, entity table included.
 //
 // Everything here allocates (the parsers build trees): callers that need an
 // allocation-free bid path cache the findings by the bytes read. Safe for
