@@ -81,14 +81,16 @@ func FuzzHTML(f *testing.F) {
 	})
 }
 
-// FuzzScript reads any input as script: inert in a string literal, and
-// what follows the literal is still read; eval of a constant reads the code
-// it runs as that code.
+// FuzzScript reads any input as script: a body inert skips reads as
+// nothing in full; the input is inert in a string literal, and what
+// follows the literal is still read; eval of a constant reads the code it
+// runs as that code.
 func FuzzScript(f *testing.F) {
 	for _, s := range []string{
 		fuzzRedirect, `a++ /1;top.location=u`, "`${`${top.location=u}`}`", `var w = top; w.location = u`,
 		`eval(atob("dG9wLmxvY2F0aW9uPTE="))`, `(0,eval)(atob(x))`, `with(document){write(atob(x))}`, "x=`$", `/*`, `'`,
 		`function f(location){location=1}`, `[top.location]=[u]`, `Reflect.set(top.location,'href',u)`,
+		" void(0);\n", "\u0085return false",
 	} {
 		f.Add(s)
 	}
@@ -97,6 +99,13 @@ func FuzzScript(f *testing.F) {
 			return
 		}
 		b := []byte(s)
+		if inert(b) {
+			a := newAnalysis(DefaultLimits, true, true)
+			a.parseAndRun(b, ctxForced, true, 0)
+			if a.result() != 0 || len(a.refs) != 0 {
+				t.Fatalf("inert body %q reads as %b, names %v", s, a.result(), a.refs)
+			}
+		}
 		got := Judge([]byte("<script>"+strings.ReplaceAll(s, "<", "\\x3c")+"</script>"), HTML, DefaultLimits)
 		Judge(b, HTML, DefaultLimits)
 		lit := "<script>var s = " + jsString(s) + ";"

@@ -91,10 +91,11 @@ func (a *analysis) parseAndRun(src []byte, c jsCtx, inline bool, depth int) {
 // notes no name (TestInertBodies), so they are not parsed.
 var inertBodies = []string{"void(0)", "void 0", "false", "return false", "void(0);", "void 0;", "false;", "return false;"}
 
-// inert reports an inline body that is one of inertBodies, white space
-// around it aside.
+// inert reports an inline body that is one of inertBodies, ASCII white
+// space around it aside (script's own: a U+0085 that bytes.TrimSpace would
+// trim does not parse).
 func inert(src []byte) bool {
-	t := bytes.TrimSpace(src)
+	t := bytes.Trim(src, " \t\n\r\f\v")
 	if len(t) > len("return false;") {
 		return false
 	}

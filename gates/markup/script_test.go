@@ -110,5 +110,9 @@ func TestInertBodies(t *testing.T) {
 		require.True(t, inert([]byte("\t"+b+" ")), b)
 	}
 	require.False(t, inert([]byte("void(0)+top.location=u")))
+	for _, b := range []string{"\u0085void(0)", "void(0)\u00a0", "void(0)\u2028"} {
+		require.False(t, inert([]byte(b)), "%q", b)
+	}
+	require.Equal(t, "unreadable", verdict(Judge([]byte("<a href=\"javascript:\u0085void(0)\">x</a>"), HTML, DefaultLimits)))
 	require.False(t, inert([]byte("return false; top.location=u")))
 }
