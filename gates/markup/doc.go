@@ -88,19 +88,21 @@
 // lexers. Every reader here has a fuzz target (fuzz_test.go).
 //
 // Cost, in CPU time per reading of that creative (BenchmarkJudge's
-// cpu-ns/op, GOMAXPROCS=1, best of six rounds, host load average 8-9, this
-// build and the one before it run in turn): Judge 0.84 ms and 5,060
-// allocations (0.92 ms and 5,948 before), bounded by the script parser:
-// parsing the creative's scripts and handlers alone takes 0.47-0.50 ms and
-// 4,200 of those allocations, about one per syntax node, and x/net/html's
-// tokenizer alone 0.07 ms (BenchmarkJudgeFloor); the rest is the two walks
-// of each syntax tree (bindings, then the reading: about 0.22 ms, spread
-// over the rules) and the tokens. Insecure allocates 456 times (947 before),
-// Read about what Judge does; the hand-written lexers this package replaced
-// took 0.16 ms and 0.04 ms without allocating, and rejected the creative
-// (its javascript:void(0) link and click listener). Time and allocations
-// grow linearly with size (BenchmarkJudge at 10 to 80 KB, TestLinear). A
-// repeated creative is meant to cost a cache lookup, not a reading.
+// cpu-ns/op, GOMAXPROCS=1, fastest and median of twelve rounds, host load
+// average 7-8, this build and the one before it run in turn): Judge
+// 0.84-0.90 ms and 5,060 allocations (0.89-0.95 ms and 5,948 before),
+// bounded by the script parser: parsing the creative's scripts and handlers
+// alone takes 0.44-0.51 ms and 4,200 of those allocations, about one per
+// syntax node, and x/net/html's tokenizer alone 0.08-0.09 ms
+// (BenchmarkJudgeFloor); the rest is the two walks of each syntax tree
+// (bindings, then the reading: about 0.22 ms, spread over the rules) and the
+// tokens. Insecure 0.14-0.16 ms and 456 allocations (0.17-0.18 ms and 947
+// before), Read about what Judge costs; the hand-written lexers this package
+// replaced took 0.16 ms and 0.04 ms without allocating, and rejected the
+// creative (its javascript:void(0) link and click listener). Time and
+// allocations grow linearly with size (BenchmarkJudge at 10 to 80 KB: 45-51
+// µs per KB; TestLinear). A repeated creative is meant to cost a cache
+// lookup, not a reading.
 //
 // What the HTML reading does to cost less, each checked against what it
 // replaces: the token reading splits a start tag from the tokenizer's raw
@@ -115,18 +117,18 @@
 //
 // A creative that carries a per-bid id is never repeated, so small ones are
 // read on every bid (BenchmarkReadDistinctBanner, ...VAST, ...Native; CPU
-// time per creative, best of six rounds at load average 8-9, the two builds
-// run in turn): the load harness's 300-byte banner 4.5 µs, 448 B and 24
-// allocations (5.5 µs, 1 KB and 54 before tags were split from raw bytes;
-// 12-16 µs, 6.4 KB and 72 before the token reading pooled its tokenizer and
-// left out the attributes it never reads); its inline VAST 19-23 µs and 119
-// allocations, its native 19-21 µs and 169, nearly all inside encoding/xml
-// and encoding/json. 20 of the banner's 24 allocations are x/net/html's,
-// inside Tokenizer.Next: it copies every attribute key twice to find
-// repeated ones. A copy of the tokenizer patched not to (measured, not kept)
-// reads the banner with 4 allocations and about a fifth less CPU, and
-// changes nothing measurable on the 20 KB creative: not worth maintaining a
-// copy of x/net/html, entity table included.
+// time per creative, fastest and median of eight rounds at load average 7-8,
+// the two builds run in turn): the load harness's 300-byte banner 4.4-5.4
+// µs, 448 B and 24 allocations (5.2-5.7 µs, 1 KB and 54 before tags were
+// split from raw bytes; 12-16 µs, 6.4 KB and 72 before the token reading
+// pooled its tokenizer and left out the attributes it never reads); its
+// inline VAST 19-23 µs and 119 allocations, its native 19-21 µs and 169,
+// nearly all inside encoding/xml and encoding/json. 20 of the banner's 24
+// allocations are x/net/html's, inside Tokenizer.Next: it copies every
+// attribute key twice to find repeated ones. A copy of the tokenizer patched
+// not to (measured, not kept) reads the banner with 4 allocations and about
+// a fifth less CPU, and changes nothing measurable on the 20 KB creative:
+// not worth maintaining a copy of x/net/html, entity table included.
 //
 // Everything here allocates (the parsers build trees): callers that need an
 // allocation-free bid path cache the findings by the bytes read. Safe for
