@@ -33,12 +33,32 @@ func (s *script) constant(e js.IExpr) (string, bool) {
 // evaluate returns e's value (run-time parts as placeholder), whether it is
 // exact, and whether a decoder is applied to something in it.
 func (s *script) evaluate(e js.IExpr) (v string, exact, dec bool) {
-	ev := evaluator{s: s}
+	ev := s.evaluator()
 	v, exact = ev.eval(e, 0)
 	if ev.over {
 		s.a.found |= Unreadable
 	}
-	return v, exact, ev.dec
+	dec = ev.dec
+	s.release(ev)
+	return v, exact, dec
+}
+
+// evaluator returns a fresh evaluator: one the script released, or a new
+// one (an evaluation may start another: a member's constant name).
+func (s *script) evaluator() *evaluator {
+	if n := len(s.evals); n > 0 {
+		ev := s.evals[n-1]
+		s.evals = s.evals[:n-1]
+		return ev
+	}
+	return &evaluator{s: s}
+}
+
+func (s *script) release(ev *evaluator) {
+	vars := ev.vars
+	clear(vars)
+	*ev = evaluator{s: s, vars: vars}
+	s.evals = append(s.evals, ev)
 }
 
 type evaluator struct {
@@ -46,6 +66,8 @@ type evaluator struct {
 	dec  bool
 	over bool // MaxDecodedBytes reached
 	n    int  // bytes produced
+	// scanDepth is the depth of the decoder scan under way (scanDecoders).
+	scanDepth int
 	// Each binding is evaluated once (`b = a + a; c = b + b; ...` would
 	// otherwise take time exponential in the chain).
 	vars map[*js.Var]evaluated
@@ -114,7 +136,8 @@ func (ev *evaluator) eval1(e js.IExpr, depth int) (string, bool) {
 		return placeholder, false
 	case *js.Var:
 		v := root(e)
-		if init, ok := s.init[v]; ok && s.writes[v] == 0 && v.Decl != js.NoDecl {
+		if b := s.vars[v]; b.init != nil && b.writes == 0 && v.Decl != js.NoDecl {
+			init := b.init
 			if r, seen := ev.vars[v]; seen {
 				ev.n += len(r.v)
 				return r.v, r.ok
@@ -127,7 +150,7 @@ func (ev *evaluator) eval1(e js.IExpr, depth int) (string, bool) {
 			ev.vars[v] = evaluated{x, ok}
 			return x, ok
 		}
-		if init, ok := s.init[v]; ok {
+		if init, ok := s.initOf(v); ok {
 			ev.scanDecoders(init, depth)
 		}
 		return placeholder, false
@@ -226,34 +249,37 @@ func (ev *evaluator) scanDecoders(e js.IExpr, depth int) {
 	if ev.dec || e == nil || depth > maxEvalDepth {
 		return
 	}
-	js.Walk(decoderScan{ev, depth}, e)
+	outer := ev.scanDepth
+	ev.scanDepth = depth
+	js.Walk((*decoderScan)(ev), e)
+	ev.scanDepth = outer
 }
 
-type decoderScan struct {
-	ev    *evaluator
-	depth int
-}
+// decoderScan is an evaluator as the visitor of its decoder scan (a
+// pointer: no allocation per scan).
+type decoderScan evaluator
 
-func (d decoderScan) Enter(n js.INode) js.IVisitor {
-	if d.ev.dec {
+func (d *decoderScan) Enter(n js.INode) js.IVisitor {
+	ev := (*evaluator)(d)
+	if ev.dec {
 		return nil
 	}
-	s := d.ev.s
+	s := ev.s
 	switch n := n.(type) {
 	case *js.CallExpr:
 		if isDecoder(s, n.X) {
-			d.ev.dec = true
+			ev.dec = true
 			return nil
 		}
 	case *js.Var:
-		if init, ok := s.init[root(n)]; ok && d.depth < maxResolve {
-			d.ev.scanDecoders(init, d.depth+maxEvalDepth/maxResolve)
+		if init, ok := s.initOf(root(n)); ok && ev.scanDepth < maxResolve {
+			ev.scanDecoders(init, ev.scanDepth+maxEvalDepth/maxResolve)
 		}
 	}
 	return d
 }
 
-func (decoderScan) Exit(js.INode) {}
+func (*decoderScan) Exit(js.INode) {}
 
 // literal evaluates a string or number literal.
 func literal(e *js.LiteralExpr) (string, bool) {

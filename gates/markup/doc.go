@@ -93,31 +93,52 @@
 // resolution among the served modules; it ships go-fuzz targets for its
 // lexers. Every reader here has a fuzz target (fuzz_test.go).
 //
-// Cost, in CPU time per reading of that creative (GOMAXPROCS=1, best of
-// five rounds of 300, host load average 15-18, so wall-clock benchmarks
-// were not usable): Judge 1.0-1.5 ms and 6,200 allocations (about half of
-// it parsing script, a quarter the GC), Insecure 0.2-0.3 ms and 1,250
-// allocations, Read (both at once) about what Judge costs; the hand-written
-// lexers this package replaced took 0.16 ms and 0.04 ms without
-// allocating, and rejected the creative (its javascript:void(0) link and
-// click listener). Allocations grow linearly with size (TestLinear). A
-// repeated creative is meant to cost a cache lookup, not a reading.
+// Cost, in CPU time per reading of that creative (BenchmarkJudge's
+// cpu-ns/op, GOMAXPROCS=1, fastest and median of twelve rounds, host load
+// average 7-8, this build and the one before it run in turn): Judge
+// 0.84-0.90 ms and 5,060 allocations (0.89-0.95 ms and 5,948 before),
+// bounded by the script parser: parsing the creative's scripts and handlers
+// alone takes 0.44-0.51 ms and 4,200 of those allocations, about one per
+// syntax node, and x/net/html's tokenizer alone 0.08-0.09 ms
+// (BenchmarkJudgeFloor); the rest is the two walks of each syntax tree
+// (bindings, then the reading: about 0.22 ms, spread over the rules) and the
+// tokens. Insecure 0.14-0.16 ms and 456 allocations (0.17-0.18 ms and 947
+// before), Read about what Judge costs; the hand-written lexers this package
+// replaced took 0.16 ms and 0.04 ms without allocating, and rejected the
+// creative (its javascript:void(0) link and click listener). Time and
+// allocations grow linearly with size (BenchmarkJudge at 10 to 80 KB: 45-51
+// µs per KB; TestLinear). A repeated creative is meant to cost a cache
+// lookup, not a reading.
+//
+// What the HTML reading does to cost less, each checked against what it
+// replaces: the token reading splits a start tag from the tokenizer's raw
+// bytes with the tokenizer's own rules (splitTag; tag for tag against
+// Tokenizer.Token on the golden creatives and in FuzzHTML), its attribute
+// values viewing the tokenizer's buffer, where TagName and TagAttr copy
+// every name, key and value (a tag with a NUL, CR or character reference, or
+// more than 32 attributes, still goes through them); a script's text is
+// copied once, for the parser; a handler or javascript: URL that does
+// nothing (void(0), return false) is not parsed (TestInertBodies); CSS
+// without '(' or '@' is not tokenized (it loads nothing; FuzzCSS).
 //
 // A creative that carries a per-bid id is never repeated, so small ones are
 // read on every bid (BenchmarkReadDistinctBanner, ...VAST, ...Native; CPU
-// time per creative, load average about 10, the two builds run in turn):
-// the load harness's 300-byte banner 6-8 µs, 1 KB and 54 allocations
-// (12-16 µs, 6.4 KB and 72 before the token reading pooled its tokenizer
-// and left out the attributes it never reads); its inline VAST 19-23 µs and
-// 119 allocations, nearly all inside encoding/xml. Its native adm cost
-// 16-18 µs and 169 allocations inside encoding/json's Decoder.Token (an
-// interface value per token, a string per key and value: 9.7% of
-// bidguard's CPU under load), hence the walk over jsonraw: 1.2-1.4 µs and
-// one allocation, the analysis's (BenchmarkNativeReadings, the walk
-// alone: none, TestNativeFastAllocs; encoding/json 169). What is left of
-// the banner's allocations is x/net/html's own: TagName and TagAttr copy
-// every name, key and value, and the tokenizer copies every key to detect
-// repeated attributes.
+// time per creative, fastest and median of eight rounds at load average 7-8,
+// the two builds run in turn): the load harness's 300-byte banner 4.4-5.4
+// µs, 448 B and 24 allocations (5.2-5.7 µs, 1 KB and 54 before tags were
+// split from raw bytes; 12-16 µs, 6.4 KB and 72 before the token reading
+// pooled its tokenizer and left out the attributes it never reads); its
+// inline VAST 19-23 µs and 119 allocations, nearly all inside encoding/xml.
+// Its native adm cost 16-18 µs and 169 allocations inside encoding/json's
+// Decoder.Token (an interface value per token, a string per key and value:
+// 9.7% of bidguard's CPU under load), hence the walk over jsonraw: 1.2-1.4
+// µs and one allocation, the analysis's (BenchmarkNativeReadings, the walk
+// alone: none, TestNativeFastAllocs; encoding/json 169). 20 of the banner's
+// 24 allocations are x/net/html's, inside Tokenizer.Next: it copies every
+// attribute key twice to find repeated ones. A copy of the tokenizer patched
+// not to (measured, not kept) reads the banner with 4 allocations and about
+// a fifth less CPU, and changes nothing measurable on the 20 KB creative:
+// not worth maintaining a copy of x/net/html, entity table included.
 //
 // Everything here but the native walk allocates (the parsers build
 // trees): callers that need an allocation-free bid path cache the findings

@@ -2,6 +2,7 @@ package markup
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -35,7 +36,8 @@ func jsString(s string) string {
 
 const fuzzRedirect = `top.location = "https://scam.example/";`
 
-// FuzzHTML reads any input as HTML: it never panics, is deterministic, and
+// FuzzHTML reads any input as HTML: it never panics, is deterministic,
+// splits tags as the tokenizer does (splitTag), and
 // markup that holds a redirect still does when a constant document.write
 // writes it.
 func FuzzHTML(f *testing.F) {
@@ -44,6 +46,7 @@ func FuzzHTML(f *testing.F) {
 		`<iframe srcdoc="&lt;script&gt;top.location=1&lt;/script&gt;">`, `<noscript><p title="</noscript><img src=x onerror=top.location=u>">`,
 		`<math><mtext><table><mglyph><style><img src=x onerror=top.location=u>`, `<meta http-equiv=refresh content=0>`,
 		`<script><!--<script></script>top.location=u</script>`, `<body onload="location.replace&lpar;u&rpar;">`,
+		`<a b='>'c="'" =d/ e=f/><A HREF=x Href=javascript:top.location=u>`,
 	} {
 		f.Add(s)
 	}
@@ -52,6 +55,7 @@ func FuzzHTML(f *testing.F) {
 			return
 		}
 		b := []byte(s)
+		splitsAsTokenizer(t, b)
 		if !needsTree(b) {
 			tokensCoverTree(t, b)
 			readsAllAttrs(t, b)
@@ -77,14 +81,16 @@ func FuzzHTML(f *testing.F) {
 	})
 }
 
-// FuzzScript reads any input as script: inert in a string literal, and
-// what follows the literal is still read; eval of a constant reads the code
-// it runs as that code.
+// FuzzScript reads any input as script: a body inert skips reads as
+// nothing in full; the input is inert in a string literal, and what
+// follows the literal is still read; eval of a constant reads the code it
+// runs as that code.
 func FuzzScript(f *testing.F) {
 	for _, s := range []string{
 		fuzzRedirect, `a++ /1;top.location=u`, "`${`${top.location=u}`}`", `var w = top; w.location = u`,
 		`eval(atob("dG9wLmxvY2F0aW9uPTE="))`, `(0,eval)(atob(x))`, `with(document){write(atob(x))}`, "x=`$", `/*`, `'`,
 		`function f(location){location=1}`, `[top.location]=[u]`, `Reflect.set(top.location,'href',u)`,
+		" void(0);\n", "\u0085return false",
 	} {
 		f.Add(s)
 	}
@@ -93,6 +99,13 @@ func FuzzScript(f *testing.F) {
 			return
 		}
 		b := []byte(s)
+		if inert(b) {
+			a := newAnalysis(DefaultLimits, true, true)
+			a.parseAndRun(b, ctxForced, true, 0)
+			if a.result() != 0 || len(a.refs) != 0 {
+				t.Fatalf("inert body %q reads as %b, names %v", s, a.result(), a.refs)
+			}
+		}
 		got := Judge([]byte("<script>"+strings.ReplaceAll(s, "<", "\\x3c")+"</script>"), HTML, DefaultLimits)
 		Judge(b, HTML, DefaultLimits)
 		lit := "<script>var s = " + jsString(s) + ";"
@@ -110,14 +123,17 @@ func FuzzScript(f *testing.F) {
 	})
 }
 
-// FuzzCSS reads any input as a style sheet: an http URL after it in a
-// url() is found unless the input left a comment, string or function open.
+// FuzzCSS reads any input as a style sheet: the URLs are those the CSS
+// tokenizer finds (also for CSS cssURLs does not tokenize), an http URL
+// after it in a url() is found unless the input left a comment, string or function open.
 func FuzzCSS(f *testing.F) {
 	for _, s := range []string{`a{background:url(x)}`, `@import "x";`, `\000068ttp`, `image-set("a" 1x`, `/*`, `"`, `url(`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		cssURLs([]byte(s))
+		if got, want := cssURLs([]byte(s)), lexCSSURLs([]byte(s)); !slices.Equal(got, want) {
+			t.Fatalf("%q: %q, tokenizer %q", s, got, want)
+		}
 		cssUnescape(s)
 		clean := strings.Map(func(r rune) rune {
 			if strings.ContainsRune(`/*"'()\{}@;`, r) {

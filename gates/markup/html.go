@@ -78,7 +78,6 @@ func (a *analysis) readTokens(b []byte, depth int) {
 	defer putTokenizer(t)
 	z := t.z
 	n := html.Node{Type: html.ElementNode}
-	text := html.Node{Type: html.TextNode}
 	for !a.done() {
 		tt := z.Next()
 		if tt == html.ErrorToken {
@@ -87,48 +86,49 @@ func (a *analysis) readTokens(b []byte, depth int) {
 		if tt != html.StartTagToken && tt != html.SelfClosingTagToken {
 			continue
 		}
-		name, more := z.TagName()
-		n.Data = tagName(name)
-		n.Attr, n.FirstChild = t.readAttrs(more), nil
+		n.Data, n.Attr = t.tag()
 		// A self-closing flag on <script/> or <style/> is ignored by the
 		// browser (they are not void elements): the text after it is their
 		// content, and the tokenizer has switched to raw text for it too.
+		// The content stays in the tokenizer's buffer: what reads it
+		// copies what it keeps. Reading it moves the tokenizer on: the
+		// attributes are copied first.
+		var content []byte
 		if n.Data == "script" || n.Data == "style" {
+			t.own()
 			t.content = t.content[:0]
 			for z.Next() == html.TextToken {
 				t.content = append(t.content, z.Text()...)
 			}
-			if len(t.content) > 0 {
-				text.Data = string(t.content)
-				n.FirstChild = &text
-			}
+			content = t.content
 		}
-		a.element(&n, depth)
+		a.element(&n, content, depth)
 	}
 }
 
 func (a *analysis) walkHTML(n *html.Node, depth int) {
 	for ; n != nil && !a.done(); n = n.NextSibling {
 		if n.Type == html.ElementNode {
-			a.element(n, depth)
+			a.element(n, nil, depth)
 		}
 		a.walkHTML(n.FirstChild, depth)
 	}
 }
 
 // element reads one element: its script or style content and its
-// attributes.
-func (a *analysis) element(n *html.Node, depth int) {
+// attributes. content is a script's or style's text read from the
+// tokenizer (nil: n's text children).
+func (a *analysis) element(n *html.Node, content []byte, depth int) {
 	name := strings.ToLower(n.Data)
 	switch {
 	case name == "script" && runsAsScript(n):
-		a.readScript(childText(n), ctxForced, false, depth)
+		a.readScript(elementText(n, content), ctxForced, false, depth)
 	case name == "style" && a.secure:
-		a.readCSS(childText(n))
+		a.readCSS(elementText(n, content))
 	case name == "noscript" && n.Namespace == "":
 		// Raw text to a browser that runs script, markup to one that does
 		// not: read as markup too.
-		a.readHTML(childText(n), depth+1)
+		a.readHTML(elementText(n, content), depth+1)
 	case name == "meta" && a.judge && strings.EqualFold(strings.Trim(attr(n, "http-equiv"), htmlSpace), "refresh"):
 		a.found |= ForcedRedirect
 	}
@@ -231,6 +231,14 @@ func attr(n *html.Node, key string) string {
 		}
 	}
 	return ""
+}
+
+// elementText is content, or n's text children when content is nil.
+func elementText(n *html.Node, content []byte) []byte {
+	if content != nil {
+		return content
+	}
+	return childText(n)
 }
 
 // childText joins n's text children: the content of a script or style.

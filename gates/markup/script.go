@@ -69,6 +69,13 @@ func (a *analysis) readScript(src []byte, c jsCtx, inline bool, depth int) {
 	if a.observe != nil {
 		a.observe(src, inline)
 	}
+	if inline && inert(src) {
+		return
+	}
+	a.parseAndRun(src, c, inline, depth)
+}
+
+func (a *analysis) parseAndRun(src []byte, c jsCtx, inline bool, depth int) {
 	ast, err := parseJS(src, inline)
 	if err != nil {
 		a.found |= Unreadable
@@ -76,6 +83,28 @@ func (a *analysis) readScript(src []byte, c jsCtx, inline bool, depth int) {
 	}
 	s := newScript(a, ast, inline, depth)
 	s.run(c)
+}
+
+// inertBodies are the handler and javascript: URL bodies that do nothing
+// and name nothing, as ads write them (href="javascript:void(0)",
+// onclick="...; return false" aside): their reading finds nothing and
+// notes no name (TestInertBodies), so they are not parsed.
+var inertBodies = []string{"void(0)", "void 0", "false", "return false", "void(0);", "void 0;", "false;", "return false;"}
+
+// inert reports an inline body that is one of inertBodies, ASCII white
+// space around it aside (script's own: a U+0085 that bytes.TrimSpace would
+// trim does not parse).
+func inert(src []byte) bool {
+	t := bytes.Trim(src, " \t\n\r\f\v")
+	if len(t) > len("return false;") {
+		return false
+	}
+	for _, b := range inertBodies {
+		if string(t) == b {
+			return true
+		}
+	}
+	return false
 }
 
 // mayWriteMarkup reports script that may hand markup to the document
@@ -111,30 +140,55 @@ func parseJSOnce(src []byte, inline bool) (ast *js.AST, err error) {
 
 // script is one parsed script and what the analysis knows of its bindings.
 type script struct {
-	a      *analysis
-	ast    *js.AST
-	depth  int
-	global map[*js.Var]bool     // var and function declarations of the global scope
-	init   map[*js.Var]js.IExpr // the initializer or assigned values of each binding
-	writes map[*js.Var]int      // assignments to each binding besides its initializer
-	inline bool                 // a handler or javascript: URL body (this is not the window)
+	a       *analysis
+	ast     *js.AST
+	depth   int
+	vars    map[*js.Var]binding // what is known of each binding (nil until one is)
+	globals int                 // var and function declarations of the global scope
+	inline  bool                // a handler or javascript: URL body (this is not the window)
+	evals   []*evaluator        // evaluators released for reuse
 
 	// thisWindow: the node being read is outside every function (arrows
 	// aside) of a script element, where this is the window.
 	thisWindow bool
 }
 
+// binding is what the analysis knows of a binding: one map for the three,
+// a lookup each (the script's walk asks of every identifier).
+type binding struct {
+	init   js.IExpr // the initializer or an assigned value (nil: none)
+	writes int      // assignments besides the initializer
+	global bool     // a var or function declaration of the global scope
+}
+
 func newScript(a *analysis, ast *js.AST, inline bool, depth int) *script {
-	s := &script{a: a, ast: ast, depth: depth, global: map[*js.Var]bool{}, init: map[*js.Var]js.IExpr{}, writes: map[*js.Var]int{}, inline: inline}
+	s := &script{a: a, ast: ast, depth: depth, inline: inline}
 	if !inline {
 		for _, v := range ast.BlockStmt.Scope.Declared {
 			if v.Decl == js.VariableDecl || v.Decl == js.FunctionDecl {
-				s.global[v] = true
+				b := s.vars[v]
+				b.global = true
+				s.set(v, b)
+				s.globals++
 			}
 		}
 	}
 	js.Walk(bindings{s}, ast)
 	return s
+}
+
+func (s *script) set(v *js.Var, b binding) {
+	if s.vars == nil {
+		s.vars = make(map[*js.Var]binding, 16)
+	}
+	s.vars[v] = b
+}
+
+// initOf is the initializer or assigned value of a binding (the one that
+// aliases the window, if any).
+func (s *script) initOf(v *js.Var) (js.IExpr, bool) {
+	b := s.vars[v]
+	return b.init, b.init != nil
 }
 
 // bindings collects initializers and assignments of plain bindings.
@@ -149,12 +203,12 @@ func (b bindings) Enter(n js.INode) js.IVisitor {
 	case *js.BinaryExpr:
 		if v, ok := n.X.(*js.Var); ok && isAssign(n.Op) {
 			v = root(v)
-			b.s.writes[v]++
-			if _, ok := b.s.init[v]; !ok {
-				b.s.init[v] = n.Y
-			} else if isWindow(b.s, n.Y, 0) {
-				b.s.init[v] = n.Y // an alias of the window wins
+			bv := b.s.vars[v]
+			bv.writes++
+			if bv.init == nil || isWindow(b.s, n.Y, 0) {
+				bv.init = n.Y // an alias of the window wins
 			}
+			b.s.set(v, bv)
 		}
 	}
 	return b
@@ -163,12 +217,14 @@ func (b bindings) Enter(n js.INode) js.IVisitor {
 func (b bindings) Exit(js.INode) {}
 
 func (s *script) setInit(v *js.Var, e js.IExpr) {
-	if _, ok := s.init[v]; ok {
-		s.writes[v]++
+	b := s.vars[v]
+	if b.init != nil {
+		b.writes++
 	}
-	if _, ok := s.init[v]; !ok || isWindow(s, e, 0) {
-		s.init[v] = e
+	if b.init == nil || isWindow(s, e, 0) {
+		b.init = e
 	}
+	s.set(v, b)
 }
 
 // root follows a use to the variable it was merged into.
@@ -183,7 +239,7 @@ func root(v *js.Var) *js.Var {
 // declared with var or function at a script's top level ("" otherwise).
 func (s *script) globalName(v *js.Var) string {
 	v = root(v)
-	if v.Decl == js.NoDecl || s.global[v] {
+	if v.Decl == js.NoDecl || s.vars[v].global {
 		return identName(v.Data)
 	}
 	return ""
@@ -194,7 +250,7 @@ func (s *script) globalName(v *js.Var) string {
 func (s *script) run(c jsCtx) {
 	w := &walker{s: s, c: c}
 	for _, st := range s.ast.BlockStmt.List {
-		if c.kind == kForced && len(s.global) > 0 {
+		if c.kind == kForced && s.globals > 0 {
 			if s.topFunction(st) {
 				continue
 			}
@@ -346,7 +402,7 @@ func isWindow(s *script, e js.IExpr, depth int) bool {
 				return true
 			}
 		}
-		if init, ok := s.init[root(e)]; ok {
+		if init, ok := s.initOf(root(e)); ok {
 			return isWindow(s, init, depth+1)
 		}
 	case *js.DotExpr:
@@ -398,7 +454,7 @@ func isLocation(s *script, e js.IExpr, depth int) bool {
 		if s.globalName(e) == "location" {
 			return true
 		}
-		if init, ok := s.init[root(e)]; ok {
+		if init, ok := s.initOf(root(e)); ok {
 			return isLocation(s, init, depth+1)
 		}
 	case *js.DotExpr:
@@ -509,33 +565,27 @@ func isGlobalName(s *script, e js.IExpr, names ...string) (string, bool) {
 	return "", false
 }
 
-// lowerEvents returns the events of a listener registration's first
-// argument ("click touchend" in jQuery), lower case, without an "on"
-// prefix when strip.
-func lowerEvents(v string, strip bool) []string {
-	f := strings.Fields(strings.ToLower(v))
-	for i, e := range f {
+// eventsContext is the context of a handler of the events of a listener
+// registration's first argument v ("click touchend" in jQuery; each lower
+// case, a jQuery namespace cut, an "on" prefix stripped when strip): a
+// gesture only when there are events and every one carries a gesture.
+func eventsContext(v string, strip bool) jsCtx {
+	seen := false
+	for e := range strings.FieldsSeq(v) {
+		e = strings.ToLower(e)
 		if j := strings.IndexByte(e, '.'); j >= 0 { // jQuery namespaces
 			e = e[:j]
 		}
 		if strip {
 			e = strings.TrimPrefix(e, "on")
 		}
-		f[i] = e
-	}
-	return f
-}
-
-// eventsContext is the context of a handler of all of events: a gesture
-// only when every one carries a gesture.
-func eventsContext(events []string) jsCtx {
-	if len(events) == 0 {
-		return ctxForced
-	}
-	for _, e := range events {
 		if !gestureEvents[e] {
 			return ctxForced
 		}
+		seen = true
+	}
+	if !seen {
+		return ctxForced
 	}
 	return ctxGesture
 }

@@ -91,3 +91,28 @@ func TestConstantBlowUp(t *testing.T) {
 	require.Equal(t, "unreadable", verdict(Judge([]byte(b.String()), HTML, DefaultLimits)))
 	require.Equal(t, "pass", verdict(Judge([]byte(`<script>var a = "x"; var b = a + a; var c = b + b; eval(c)</script>`), HTML, DefaultLimits)))
 }
+
+// TestInertBodies: reading an inert body in full finds nothing and notes
+// no name, in every context, so skipping its parse changes no verdict.
+func TestInertBodies(t *testing.T) {
+	for _, b := range inertBodies {
+		for _, c := range []jsCtx{ctxForced, ctxGesture, {kind: kFunc, fn: &jsFunc{}}} {
+			a := newAnalysis(DefaultLimits, true, true)
+			a.parseAndRun([]byte(" "+b+"\n"), c, true, 0)
+			require.Equal(t, Finding(0), a.result(), b)
+			require.False(t, a.insecure, b)
+			require.Empty(t, a.refs, b)
+			require.Empty(t, a.funcs, b)
+			if c.fn != nil {
+				require.Equal(t, jsFunc{}, *c.fn, b)
+			}
+		}
+		require.True(t, inert([]byte("\t"+b+" ")), b)
+	}
+	require.False(t, inert([]byte("void(0)+top.location=u")))
+	for _, b := range []string{"\u0085void(0)", "void(0)\u00a0", "void(0)\u2028"} {
+		require.False(t, inert([]byte(b)), "%q", b)
+	}
+	require.Equal(t, "unreadable", verdict(Judge([]byte("<a href=\"javascript:\u0085void(0)\">x</a>"), HTML, DefaultLimits)))
+	require.False(t, inert([]byte("return false; top.location=u")))
+}

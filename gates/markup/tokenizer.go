@@ -2,7 +2,9 @@ package markup
 
 import (
 	"bytes"
+	"strings"
 	"sync"
+	"unsafe"
 
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
@@ -22,6 +24,10 @@ type tokenizer struct {
 	r       bytes.Reader
 	attr    []html.Attribute
 	content []byte
+	// The current tag split from its raw bytes (splitTag): the name and
+	// keys lower-cased into lower, the spans of each attribute kept.
+	lower []byte
+	spans []attrSpan
 }
 
 var tokenizers = sync.Pool{New: func() any {
@@ -50,11 +56,15 @@ const maxPooledContent = 64 << 10
 
 func putTokenizer(t *tokenizer) {
 	clear(t.attr)
+	t.spans = t.spans[:0]
 	t.attr = t.attr[:0]
 	if cap(t.content) > maxPooledContent {
 		t.content = nil
 	}
 	t.content = t.content[:0]
+	if cap(t.lower) > maxPooledContent {
+		t.lower = nil
+	}
 	t.r.Reset(nil)
 	tokenizers.Put(t)
 }
@@ -102,4 +112,187 @@ func readsAttr(key []byte) bool {
 		return true
 	}
 	return isURLAttr(string(key))
+}
+
+// tag reads the current start tag: its lower-case name and the attributes
+// element reads (readsAttr). The tag is split from its raw bytes when
+// splitTag can (no NUL, CR or character reference, few attributes: what
+// Tokenizer.TagName and TagAttr would give is then those bytes, ASCII
+// letters lower-cased), else through TagName and TagAttr, which copy
+// every name, key and value.
+//
+// The values of a split tag view the tokenizer's buffer: they are valid
+// until the next call of t.z.Next (own copies them), and whatever keeps
+// one past that copies it (element and what it calls keep none: they
+// convert to []byte, parse a copy or compare).
+func (t *tokenizer) tag() (string, []html.Attribute) {
+	raw := t.z.Raw()
+	name, ok := t.splitTag(raw)
+	if !ok {
+		name, more := t.z.TagName()
+		return tagName(name), t.readAttrs(more)
+	}
+	t.attr = t.attr[:0]
+	for _, sp := range t.spans {
+		key := t.lower[sp.key0:sp.key1]
+		if readsAttr(key) {
+			val := raw[sp.val0:sp.val1]
+			t.attr = append(t.attr, html.Attribute{Key: atom.String(key), Val: unsafe.String(unsafe.SliceData(val), len(val))})
+		}
+	}
+	return tagName(name), t.attr
+}
+
+// own copies the attribute values of the current tag out of the
+// tokenizer's buffer, which reading further may overwrite.
+func (t *tokenizer) own() {
+	for i := range t.attr {
+		t.attr[i].Val = strings.Clone(t.attr[i].Val)
+	}
+}
+
+// attrSpan is an attribute of a tag split by splitTag: its key in
+// tokenizer.lower, its value in the raw tag.
+type attrSpan struct{ key0, key1, val0, val1 int }
+
+// maxSplitAttrs bounds the attributes splitTag takes (it finds repeated
+// keys by comparing each with those before): a tag with more is read
+// through TagAttr, whose cost is linear.
+const maxSplitAttrs = 32
+
+// splitTag splits the raw start tag raw ("<name attr...>", as
+// Tokenizer.Raw gives a start or self-closing tag token) as the
+// tokenizer's readTag does: the name up to white space, '/' or '>'; each
+// attribute a key up to '=', white space, '/' or '>' (a leading '=' is
+// part of it), then optionally '=' and a value, quoted or up to white space
+// or '>'; an empty key dropped, a key seen before in the tag dropped. It
+// returns the lower-case name (in t.lower, with the keys after it) and
+// fills t.spans; false when raw holds a NUL, CR or '&' (TagName and TagAttr
+// would replace or unescape them), more than maxSplitAttrs attributes, or
+// is not a whole tag.
+func (t *tokenizer) splitTag(raw []byte) ([]byte, bool) {
+	t.spans = t.spans[:0]
+	n := len(raw)
+	if n < 3 || raw[0] != '<' || raw[n-1] != '>' {
+		return nil, false
+	}
+	for _, c := range raw {
+		if c == 0 || c == '\r' || c == '&' {
+			return nil, false
+		}
+	}
+	lower := t.lower[:0]
+	// The name: its first byte (a letter) is read with the '<'.
+	i := 2
+	for i < n && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
+		i++
+	}
+	lower = appendLower(lower, raw[1:i])
+	nameEnd := len(lower)
+	if i < n && isTagSpace(raw[i]) {
+		i++
+	}
+	i = skipTagSpace(raw, i)
+	for i < n && raw[i] != '>' {
+		// The key.
+		k0 := i
+		for i < n {
+			c := raw[i]
+			if c == '=' && i == k0 {
+				i++
+				continue
+			}
+			if c == '=' || isTagSpace(c) || c == '/' || c == '>' {
+				break
+			}
+			i++
+		}
+		k1 := i
+		// The value.
+		v0, v1 := i, i
+		i = skipTagSpace(raw, i)
+		if i >= n {
+			return nil, false
+		}
+		switch raw[i] {
+		case '/':
+			i++
+		case '=':
+			i = skipTagSpace(raw, i+1)
+			if i >= n {
+				return nil, false
+			}
+			switch q := raw[i]; q {
+			case '>':
+			case '"', '\'':
+				i++
+				v0 = i
+				for i < n && raw[i] != q {
+					i++
+				}
+				if i >= n {
+					return nil, false
+				}
+				v1 = i
+				i++
+			default:
+				v0 = i
+				for i < n && !isTagSpace(raw[i]) && raw[i] != '>' {
+					i++
+				}
+				v1 = i
+				if i < n && raw[i] != '>' {
+					i++
+				}
+			}
+		}
+		if k1 > k0 {
+			key0 := len(lower)
+			lower = appendLower(lower, raw[k0:k1])
+			key := lower[key0:]
+			seen := false
+			for _, sp := range t.spans {
+				if string(lower[sp.key0:sp.key1]) == string(key) {
+					seen = true
+					break
+				}
+			}
+			if seen {
+				lower = lower[:key0]
+			} else {
+				if len(t.spans) == maxSplitAttrs {
+					t.lower = lower
+					return nil, false
+				}
+				t.spans = append(t.spans, attrSpan{key0, len(lower), v0, v1})
+			}
+		}
+		i = skipTagSpace(raw, i)
+	}
+	t.lower = lower
+	if i != n-1 {
+		return nil, false
+	}
+	return lower[:nameEnd], true
+}
+
+func isTagSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' }
+
+func skipTagSpace(b []byte, i int) int {
+	for i < len(b) && isTagSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// appendLower appends b with ASCII capitals lower-cased (the tokenizer's
+// lower-casing of names and keys).
+func appendLower(dst, b []byte) []byte {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }

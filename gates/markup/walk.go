@@ -95,14 +95,15 @@ func (w *walker) ref(v *js.Var) {
 	if a.refs == nil {
 		a.funcs, a.refs = map[string]*jsFunc{}, map[string]uint8{}
 	}
+	bit := refGesture // in a function: followed through the caller
 	switch w.c.kind {
 	case kForced:
-		a.refs[name] |= refForced
-	case kGesture:
-		a.refs[name] |= refGesture
+		bit = refForced
 	case kFunc:
 		w.c.fn.calls = append(w.c.fn.calls, name)
-		a.refs[name] |= refGesture // followed through the caller
+	}
+	if r := a.refs[name]; r&bit == 0 { // a lookup costs less than an update
+		a.refs[name] = r | bit
 	}
 }
 
@@ -511,7 +512,7 @@ func (w *walker) listener(c callee, args []js.Arg) bool {
 		if !exact {
 			return false
 		}
-		ctx = eventsContext(lowerEvents(ev, c.m == "attachEvent"))
+		ctx = eventsContext(ev, c.m == "attachEvent")
 		w.walk(args[0].Value)
 		handlers = args[1:]
 	default:
