@@ -171,8 +171,8 @@ func TestVASTFastCases(t *testing.T) {
 	f(`<?xml encoding="UTF-8" version='1.0'?><VAST/>`, true)
 	f(`<?xml version="1.1"?><VAST><Impression>http://x</Impression></VAST>`, false) // encoding/xml refuses 1.1
 	f(`<?xml version="" ?><VAST/>`, true)
-	f(`<?XML version="1.1"?><VAST/>`, true) // not the declaration to encoding/xml
-	f(`<VAST><a:b:c>x</a:b:c></VAST>`, false)     // encoding/xml refuses two colons
+	f(`<?XML version="1.1"?><VAST/>`, true)   // not the declaration to encoding/xml
+	f(`<VAST><a:b:c>x</a:b:c></VAST>`, false) // encoding/xml refuses two colons
 	f(`<VAST a:b:c="1"></VAST>`, false)
 	f(`<VAST><Impression>x</Impression><é/></VAST>`, false) // non-ASCII names are encoding/xml's
 	f(`<VAST><Impression>é</Impression></VAST>`, true)
