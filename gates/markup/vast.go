@@ -15,7 +15,9 @@ import (
 // and predefined entity references included, with comments and processing
 // instructions inside it skipped. A DOCTYPE with an internal subset or an
 // entity declaration, or a document the reader cannot read to its end, is
-// Unreadable.
+// Unreadable. A well-formed document is read by the fast path of
+// vastfast.go instead, to the same result; encoding/xml is the reference
+// it is tested against and reads everything else.
 
 // looksLikeVAST reports markup that opens (after an XML declaration,
 // comments and a DOCTYPE) with a VAST element.

@@ -24,9 +24,11 @@ package markup
 // attributes (real VAST nests about 8 deep and carries under 10). A
 // document past either is read as no VAST, as a malformed one is.
 //
-// Why a hand-written scanner: the rules above are a well-formedness check
-// (tags closed in order, unique attributes, references limited to the
-// predefined five, no DOCTYPE), which encoding/xml makes only while
+// The scanner is the strict lexer of vastlexer.go, which the VAST reading
+// of the markup gates shares (vastfast.go). Why a hand-written one: the
+// rules above are a well-formedness check (tags closed in order, unique
+// attributes, references limited to the predefined five, no DOCTYPE),
+// which encoding/xml makes only while
 // allocating per token, and which github.com/tdewolff/parse/v2/xml's
 // zero-copy lexer does not make at all (it accepts mismatched end tags,
 // repeated attributes and undefined entities, and wants its input in a

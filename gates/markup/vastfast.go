@@ -146,9 +146,15 @@ func (a *analysis) readVASTFast(b []byte, depth int) bool {
 			a.vastText(c.name, text, depth)
 		}
 	}
-	vastWalks.Put(w)
+	if len(b) <= maxPooledVAST {
+		vastWalks.Put(w) // a large document's buffers are not kept
+	}
 	return ok
 }
+
+// maxPooledVAST bounds the documents whose walk goes back to the pool, and
+// so the buffers the pool keeps.
+const maxPooledVAST = 64 << 10
 
 // walk reads s into w.calls; false when s is not for the fast path.
 func (w *vastWalk) walk(s string) bool {

@@ -240,3 +240,46 @@ func FuzzVASTFast(f *testing.F) {
 		sameVASTReading(t, []byte(s))
 	})
 }
+
+// BenchmarkVASTReadings compares the two VAST readings on the load
+// harness's ad and the IAB 4.2 sample (secureMarkup and markupSafety at
+// once, as Read), and the two sniffings.
+func BenchmarkVASTReadings(b *testing.B) {
+	for _, c := range []struct{ name, doc string }{{"distinct", distinctVAST}, {"iab42", vast42Inline}} {
+		doc := []byte(c.doc)
+		b.Run("fast/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				a := newAnalysis(DefaultLimits, true, true)
+				if !a.readVASTFast(doc, 0) {
+					b.Fatal("not read")
+				}
+			}
+		})
+		b.Run("xml/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(len(doc)))
+			for b.Loop() {
+				a := newAnalysis(DefaultLimits, true, true)
+				a.readVASTXML(doc, 0, false)
+			}
+		})
+		b.Run("sniff/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !looksLikeVAST(doc) {
+					b.Fatal("not VAST")
+				}
+			}
+		})
+		b.Run("sniff-xml/"+c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if !looksLikeVASTXML(doc) {
+					b.Fatal("not VAST")
+				}
+			}
+		})
+	}
+}
