@@ -119,11 +119,12 @@
 // (12-16 µs, 6.4 KB and 72 before the token reading pooled its tokenizer
 // and left out the attributes it never reads); its native 19-21 µs and
 // 169 allocations, nearly all inside encoding/json. Its 450-byte inline
-// VAST took 15-17 µs and 119 allocations inside encoding/xml (14.6% of
-// the whole CPU of bidguard serve under load), and 24-27 µs and 183
+// VAST took 15-24 µs and 119 allocations inside encoding/xml (14.6% of
+// the whole CPU of bidguard serve under load), and 24-46 µs and 183
 // sniffed (encoding/xml for the sniffing too, then the HTML reading); the
-// VAST fast path reads it in 1.8-1.9 µs with 1 allocation (the analysis),
-// and 8.4-9.1 µs and 56 sniffed (what is left is the HTML reading). What
+// VAST fast path reads it in 1.8-3.8 µs with 1 allocation (the analysis),
+// and 8-16 µs and 56 sniffed (what is left is the HTML reading), the two
+// builds run in turn at load average 5-10. What
 // is left of the banner's allocations is x/net/html's own: TagName and
 // TagAttr copy every name, key and value, and the tokenizer copies every
 // key to detect repeated attributes.
