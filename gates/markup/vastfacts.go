@@ -13,11 +13,12 @@ package markup
 // required), VideoAdServingTemplate (VAST 1.0, version 1.0) or DAAST
 // (version required), and whose root holds an Ad child holding an InLine
 // or Wrapper child. The first such Ad is the markup's ad. Names compare by
-// local name (a namespace prefix is dropped), case-sensitively. A DOCTYPE
-// makes the document malformed: no DTD is read and no entity is expanded
-// (XXE, "billion laughs"). Anything else is no VAST (Kind NoVAST): HTML,
-// JSON, a URL, an empty adm, VAST wrapped in CDATA or XML-escaped, and
-// malformed VAST.
+// local name (a namespace prefix is dropped), case-sensitively; a name
+// with two colons makes the document malformed (no XML namespaces name
+// has them, and encoding/xml refuses them). A DOCTYPE makes the document
+// malformed: no DTD is read and no entity is expanded (XXE, "billion
+// laughs"). Anything else is no VAST (Kind NoVAST): HTML, JSON, a URL, an
+// empty adm, VAST wrapped in CDATA or XML-escaped, and malformed VAST.
 //
 // Two limits keep the scanner linear without allocating: elements nest at
 // most maxVASTDepth deep and a start tag carries at most maxVASTAttrs
@@ -158,7 +159,7 @@ func (fr *factsReader) run() bool {
 		case tokError:
 			return false
 		case tokStart:
-			local := localName(lx.name)
+			local := lx.local
 			if lx.depth == 0 {
 				switch local {
 				case "VAST":
@@ -173,7 +174,7 @@ func (fr *factsReader) run() bool {
 			}
 			fr.mediaFile = fr.inlineDepth > 0 && local == "MediaFile"
 		case tokAttr:
-			switch al := localName(lx.name); {
+			switch al := lx.local; {
 			case lx.depth == 0 && al == "version":
 				fr.hasVersion = true
 				fr.verRaw = lx.value
@@ -184,7 +185,7 @@ func (fr *factsReader) run() bool {
 			if lx.depth == 1 && fr.root != rootVAST1 && (!fr.hasVersion || trimXMLSpace(fr.verRaw) == "") {
 				return false // VAST and DAAST require a version
 			}
-			fr.opened(localName(lx.name))
+			fr.opened(lx.local)
 		case tokEnd:
 			fr.closed(lx.depth + 1)
 		case tokText:

@@ -6,10 +6,9 @@ package markup
 // names, texts and order. encoding/xml stays the reference, and reads
 // everything else: malformed and tolerated markup, DOCTYPEs, and the
 // well-formed documents where it may differ from the strict rules (it
-// refuses a name with two colons, a non-ASCII name outside its XML 1.0
-// name tables and an XML declaration of a version other than 1.0: names
-// with two colons or any non-ASCII byte, and such declarations, go to
-// it). TestVASTFastAgainstXML and FuzzVASTFast compare both readings.
+// refuses a non-ASCII name outside its XML 1.0 name tables and an XML
+// declaration of a version other than 1.0: names with any non-ASCII byte,
+// and such declarations, go to it). TestVASTFastAgainstXML and FuzzVASTFast compare both readings.
 //
 // What the reading produces, as encoding/xml's non-strict Decoder.Token
 // gives it: an element's own text is its character data and CDATA pieces
@@ -174,11 +173,11 @@ func (w *vastWalk) walk(s string) bool {
 				return false
 			}
 		case tokStart, tokAttr:
-			if !asciiName(lx.name) || strings.Count(lx.name, ":") > 1 {
+			if !asciiName(lx.name) {
 				return false
 			}
 		case tokOpen:
-			w.open(localName(lx.name))
+			w.open(lx.local)
 		case tokEnd:
 			w.close()
 		case tokText, tokCDATA:
@@ -415,7 +414,7 @@ func sniffRoot(lx *xmlLexer, rest string) (vast, ok bool) {
 	if lx.next() != tokStart || !asciiName(lx.name) {
 		return false, false
 	}
-	if strings.Count(lx.name, ":") > 1 || !strings.EqualFold(localName(lx.name), "vast") {
+	if !strings.EqualFold(lx.local, "vast") {
 		return false, true
 	}
 	for {
@@ -424,7 +423,7 @@ func sniffRoot(lx *xmlLexer, rest string) (vast, ok bool) {
 			if !asciiName(lx.name) {
 				return false, false
 			}
-			if strings.Count(lx.name, ":") > 1 || !validChars(lx.value) {
+			if !validChars(lx.value) {
 				return false, true
 			}
 		case tokOpen:

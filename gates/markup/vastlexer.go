@@ -4,8 +4,8 @@ package markup
 // VAST reading's fast path (vastfast.go) and the sniffing. It reads a
 // document under the rules of vastfacts.go (one root, tags closed in
 // order, quoted unique attributes, only the five predefined entities and
-// character references, no DOCTYPE, XML characters only, the depth and
-// attribute limits) and hands it out token by token: the caller pulls
+// character references, no DOCTYPE, XML characters only, names with at
+// most one colon, the depth and attribute limits) and hands it out token by token: the caller pulls
 // with next and stops when it has seen enough. Anything the rules refuse
 // is tokError, at the first byte that breaks them. Linear in the input,
 // allocation-free.
@@ -23,13 +23,13 @@ const (
 	tokError xmlToken = iota
 	// tokEOF: the document is well-formed and holds only XML characters.
 	tokEOF
-	// tokStart: a start tag's name (name); its attributes follow.
+	// tokStart: a start tag's name (name, local); its attributes follow.
 	tokStart
-	// tokAttr: an attribute (name, value as written: references valid,
-	// not resolved), not repeated in its tag.
+	// tokAttr: an attribute (name, local, value as written: references
+	// valid, not resolved), not repeated in its tag.
 	tokAttr
-	// tokOpen: the start tag is complete and its element (name) open,
-	// depth counting it; empty for "/>", its tokEnd comes next.
+	// tokOpen: the start tag is complete and its element (name, local)
+	// open, depth counting it; empty for "/>", its tokEnd comes next.
 	tokOpen
 	// tokEnd: the element at depth+1 closed (name).
 	tokEnd
@@ -67,9 +67,11 @@ type xmlLexer struct {
 	// endNext: the last tokOpen was "/>", its tokEnd comes next.
 	endNext bool
 	empty   bool
-	// name, value and text of the token read; tag is the name of the
-	// start tag being read or the element just opened.
-	name, value, text, tag string
+	// name (local: without its namespace prefix), value and text of the
+	// token read; tag is the name of the start tag being read or the
+	// element just opened.
+	name, local, value, text string
+	tag, tagLocal            string
 	// open holds the offset of each open element's name.
 	open [maxVASTDepth]int32
 	// attrs holds the name spans of the start tag being read.
@@ -190,7 +192,7 @@ func (lx *xmlLexer) comment() xmlToken {
 func (lx *xmlLexer) content() xmlToken {
 	if lx.endNext {
 		lx.endNext = false
-		lx.name = lx.tag
+		lx.name, lx.local = lx.tag, lx.tagLocal
 		return lx.closed()
 	}
 	s := lx.s
@@ -254,10 +256,12 @@ func validText(t string) bool {
 func (lx *xmlLexer) startTag() xmlToken {
 	lx.nameAt = lx.i
 	n := lx.readName()
-	if n == "" || lx.depth == maxVASTDepth {
+	local, ok := localName(n)
+	if !ok || lx.depth == maxVASTDepth {
 		return lx.fail()
 	}
-	lx.name, lx.tag, lx.nattrs, lx.state = n, n, 0, lexTag
+	lx.name, lx.local, lx.tag, lx.tagLocal = n, local, n, local
+	lx.nattrs, lx.state = 0, lexTag
 	return tokStart
 }
 
@@ -279,7 +283,7 @@ func (lx *xmlLexer) attr() xmlToken {
 		lx.open[lx.depth] = int32(lx.nameAt)
 		lx.depth++
 		lx.empty, lx.endNext = c == '/', c == '/'
-		lx.name, lx.state = lx.tag, lexContent
+		lx.name, lx.local, lx.state = lx.tag, lx.tagLocal, lexContent
 		return tokOpen
 	}
 	if !sp || lx.nattrs == maxVASTAttrs {
@@ -287,7 +291,8 @@ func (lx *xmlLexer) attr() xmlToken {
 	}
 	at := lx.i
 	an := lx.readName()
-	if an == "" {
+	al, ok := localName(an)
+	if !ok {
 		return lx.fail()
 	}
 	for k := 0; k < lx.nattrs; k++ {
@@ -317,7 +322,7 @@ func (lx *xmlLexer) attr() xmlToken {
 	if !validValue(v) {
 		return lx.fail()
 	}
-	lx.name, lx.value = an, v
+	lx.name, lx.local, lx.value = an, al, v
 	return tokAttr
 }
 
@@ -440,14 +445,21 @@ const (
 	nameChar
 )
 
-// localName drops a namespace prefix: the part after the name's one
-// colon, when both sides are non-empty (a name with more colons, or an
-// empty side, is not a prefixed name and stays whole, as encoding/xml
-// reads it).
-func localName(n string) string {
+// localName drops a namespace prefix: the part after the name's colon,
+// when both sides are non-empty (a name with an empty side stays whole).
+// ok is false for an empty name and for one with two colons or more,
+// which is no name in XML namespaces: encoding/xml refuses it too.
+func localName(n string) (local string, ok bool) {
 	i := strings.IndexByte(n, ':')
-	if i <= 0 || i == len(n)-1 || strings.IndexByte(n[i+1:], ':') >= 0 {
-		return n
+	switch {
+	case n == "":
+		return "", false
+	case i < 0:
+		return n, true
+	case strings.IndexByte(n[i+1:], ':') >= 0:
+		return "", false
+	case i == 0 || i == len(n)-1:
+		return n, true
 	}
-	return n[i+1:]
+	return n[i+1:], true
 }
