@@ -134,6 +134,9 @@ type analysis struct {
 	// observe, when set (by tests), sees every script read: its source
 	// and whether it is inline (a handler or javascript: URL body).
 	observe func(src []byte, inline bool)
+	// observeVAST, when set (by tests), sees every VAST element text read
+	// (vastText), valid during the call only.
+	observeVAST func(name, text string)
 }
 
 func newAnalysis(lim Limits, judge, secure bool) *analysis {

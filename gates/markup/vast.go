@@ -5,6 +5,7 @@ import (
 	"encoding/xml"
 	"io"
 	"strings"
+	"unsafe"
 
 	"golang.org/x/net/html"
 )
@@ -14,11 +15,22 @@ import (
 // and predefined entity references included, with comments and processing
 // instructions inside it skipped. A DOCTYPE with an internal subset or an
 // entity declaration, or a document the reader cannot read to its end, is
-// Unreadable.
+// Unreadable. A well-formed document is read by the fast path of
+// vastfast.go instead, to the same result; encoding/xml is the reference
+// it is tested against and reads everything else.
 
 // looksLikeVAST reports markup that opens (after an XML declaration,
 // comments and a DOCTYPE) with a VAST element.
 func looksLikeVAST(s []byte) bool {
+	if vast, ok := sniffVAST(unsafe.String(unsafe.SliceData(s), len(s))); ok {
+		return vast
+	}
+	return looksLikeVASTXML(s)
+}
+
+// looksLikeVASTXML is looksLikeVAST with encoding/xml: the reference, and
+// the answer when sniffVAST has none.
+func looksLikeVASTXML(s []byte) bool {
 	d := xml.NewDecoder(bytes.NewReader(s))
 	d.Strict = false
 	d.CharsetReader = identityCharset
@@ -106,9 +118,15 @@ func vastClickThrough(name string) bool { return strings.HasSuffix(name, "clickt
 // root element is Unreadable (an XML parser rejects it) unless trailingOK
 // (the HTML reading reads it).
 func (a *analysis) readVAST(b []byte, depth int, trailingOK bool) {
-	if !a.enter(depth) || a.done() {
+	if !a.enter(depth) || a.done() || a.readVASTFast(b, depth) {
 		return
 	}
+	a.readVASTXML(b, depth, trailingOK)
+}
+
+// readVASTXML is readVAST with encoding/xml: the reference reading, and
+// the reading of anything readVASTFast does not read.
+func (a *analysis) readVASTXML(b []byte, depth int, trailingOK bool) {
 	d := xml.NewDecoder(bytes.NewReader(b))
 	d.Strict = false
 	d.CharsetReader = identityCharset
@@ -202,7 +220,13 @@ func (a *analysis) readVAST(b []byte, depth int, trailingOK bool) {
 }
 
 // vastText reads the text of the element name.
+//
+// text may point into the adm or into a pooled buffer (readVASTFast): it
+// is valid during the call only and must not be retained.
 func (a *analysis) vastText(name, text string, depth int) {
+	if a.observeVAST != nil {
+		a.observeVAST(name, text)
+	}
 	kind := vastElements[name]
 	u := strings.TrimSpace(text)
 	if kind == vastHTML {

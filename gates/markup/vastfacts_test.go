@@ -211,6 +211,9 @@ func TestReadVASTMalformed(t *testing.T) {
 		`<VAST version="3.0"><Ad><InLine/></Ad><?x y</VAST>`,
 		`<?xml version="1.0"?><?xml version="1.0"?>` + good,
 		`<VAST version="3.0"><Ad><InLine/></Ad><1a/></VAST>`,
+		`<VAST version="3.0"><Ad><InLine/></Ad><a:b:c/></VAST>`, // encoding/xml refuses two colons
+		`<VAST version="3.0"><Ad a:b:c="1"><InLine/></Ad></VAST>`,
+		`<v:v:VAST version="3.0"><Ad><InLine/></Ad></v:v:VAST>`,
 		`<VAST version="3.0"><Ad><InLine/ ></Ad></VAST>`,
 		`<VAST version="3.0"><Ad><InLine/></Ad></VAST`,
 		`<VAST version="3.0"`,
