@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"sync"
 )
 
 // Reading is how a creative is read: as the document a browser renders
@@ -105,10 +106,20 @@ func Read(adm []byte, r Reading, lim Limits) (f Finding, insecure bool) {
 }
 
 func read(adm []byte, r Reading, lim Limits, judge, secure bool) (Finding, bool) {
-	a := newAnalysis(lim, judge, secure)
+	a := analyses.Get().(*analysis)
+	*a = analysis{lim: lim, judge: judge, secure: secure, ownBytes: lim.MaxDecodedBytes}
+	a.budget = &a.ownBytes
 	a.read(adm, r)
-	return a.result(), a.insecure
+	f, insecure := a.result(), a.insecure
+	*a = analysis{} // nothing of this creative stays reachable
+	analyses.Put(a)
+	return f, insecure
 }
+
+// analyses are the top-level analyses of Read, Judge and Insecure, reused:
+// a creative read without script allocates nothing (the nested analyses of
+// frames and probes are not pooled: they are rare).
+var analyses = sync.Pool{New: func() any { return new(analysis) }}
 
 // InsecureURL reports whether a URL, character references and
 // percent-encoding undone, has the http scheme as the WHATWG URL parser

@@ -72,10 +72,13 @@ func cleanURL(u string) string {
 	}
 	u = u[i:j]
 	if strings.ContainsAny(u, "\t\n\r") {
-		u = strings.NewReplacer("\t", "", "\n", "", "\r", "").Replace(u)
+		u = urlNewlines.Replace(u)
 	}
 	return u
 }
+
+// urlNewlines removes what the URL parser strips from anywhere in a URL.
+var urlNewlines = strings.NewReplacer("\t", "", "\n", "", "\r", "")
 
 // javascriptURL returns the script a javascript: URL runs: what follows the
 // scheme, percent-decoded as the browser does before running it.
