@@ -157,10 +157,13 @@
 // attribute key twice to find repeated ones. A copy of the tokenizer patched
 // not to (measured, not kept) reads the banner with 4 allocations and about
 // a fifth less CPU, and changes nothing measurable on the 20 KB creative:
-// not worth maintaining a copy of x/net/html, entity table included.
+// not worth maintaining a copy of x/net/html, entity table included. Since
+// the top-level analysis is pooled too, a well-formed VAST or native
+// creative read under its media type allocates nothing (TestReadAllocs)
+// and the banner 23 times.
 //
-// Everything here but the native walk allocates (the parsers build
-// trees): callers that need an allocation-free bid path cache the findings
-// by the bytes read. Safe for concurrent use: no state outlives a call but
-// the buffers of the pooled tokenizers and native walks.
+// HTML and script reading allocate (the parsers build trees): callers that
+// need an allocation-free bid path cache the findings by the bytes read.
+// Safe for concurrent use: no state outlives a call but the buffers of the
+// pooled analyses, tokenizers and walks.
 package markup
