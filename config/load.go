@@ -44,13 +44,20 @@ func LoadFile(path string) (*Config, []byte, error) {
 // included), so that the caller can add the checks that need the gate
 // registry and report every error of the file at once; it is nil only
 // when the YAML does not parse.
-func Parse(name string, data []byte) (*Config, error) {
+func Parse(name string, data []byte) (*Config, error) { return parse(name, data, true) }
+
+// parse is Parse; bySeat tries decodeBySeat first (false: the whole
+// document is decoded, what decodeBySeat must agree with).
+func parse(name string, data []byte, bySeat bool) (*Config, error) {
 	c := DefaultConfig()
 	var errs []error
-	if ok, err := decodeAll(name, data, &c); !ok {
-		return nil, err
-	} else if err != nil {
-		errs = append(errs, err)
+	if !bySeat || !decodeBySeat(name, data, &c) {
+		c = DefaultConfig()
+		if ok, err := decodeAll(name, data, &c); !ok {
+			return nil, err
+		} else if err != nil {
+			errs = append(errs, err)
+		}
 	}
 	for i := range c.Upstreams {
 		if c.Upstreams[i].OnError == "" {
@@ -110,6 +117,7 @@ func (c *Config) loadSeatsDir(dir string) []error {
 		if !ok || !bytes.Equal(f.data, buf) {
 			f = seatFile{data: bytes.Clone(buf)}
 			f.err = decodeStrict(path, f.data, &f.seat)
+			f.seat.origin = origins.Add(1)
 		}
 		read[path] = f
 		c.seatBytes[path] = f.data

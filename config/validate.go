@@ -260,8 +260,8 @@ func (c *Config) validateSeats(v *problems, upstreams map[string]bool) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		s := c.Seats[k]
-		where := fmt.Sprintf("%s: seat %q", s.file, k)
 		bad := func(format string, args ...any) {
+			where := fmt.Sprintf("%s: seat %q", s.file, k)
 			v.errs = append(v.errs, fmt.Errorf("%s: "+format, append([]any{where}, args...)...))
 		}
 		if k == "" {

@@ -71,10 +71,15 @@ type GateEntry struct {
 	judgesEmpty bool
 	quarantine  bool               // the gate is a QuarantineGate
 	src         *config.GateConfig // a default policy entry as configured: what a seat inherits
-	// id is the entry's index in its snapshot's intern table; sum what
-	// the snapshot's version hashes of it.
-	id  uint32
+	// id is unique in the process (entryIDs): a gate list is keyed by
+	// its entries' ids, and an entry outlives the snapshot that built it.
+	// sum is what the snapshot's version hashes of it.
+	id  uint64
 	sum [32]byte
+	// key and interned are the entry's key and gate in the intern table
+	// (interned nil: built for this entry alone, shared with nothing).
+	key      entryKey
+	interned *internedGate
 }
 
 // Policy is a compiled policy: the default one or a seat's.
@@ -85,6 +90,12 @@ type Policy struct {
 	FailFast bool
 	Gates    []*GateEntry
 	index    int
+	// origin is the seat's config.SeatConfig.Origin (0: none); reusable
+	// tells that every entry is interned and read no file, so that a
+	// reload may take the policy as it is when the seat's origin and the
+	// compilation's context are unchanged (compiler.reuse).
+	origin   uint64
+	reusable bool
 }
 
 // Snapshot is an immutable compiled configuration. Requests hold the
@@ -118,6 +129,23 @@ type Snapshot struct {
 	policies  []*Policy
 	qualified map[[2]string]*Policy
 	intern    *internTable // the gates, entries and gate lists of the policies
+	context   seatContext  // what every seat policy was compiled against
+}
+
+// seatContext is what a seat policy's compilation depends on beside the
+// seat itself: the config file, the default policy's entries (their keys
+// are over their options and directory), its action and failFast, and
+// whether its result names are distinct.
+type seatContext struct {
+	name             string
+	def              []*GateEntry
+	shadow, failFast bool
+	defNamesOK       bool
+}
+
+func (x seatContext) equal(y seatContext) bool {
+	return x.name == y.name && x.shadow == y.shadow && x.failFast == y.failFast &&
+		x.defNamesOK == y.defNamesOK && slices.Equal(x.def, y.def)
 }
 
 // Policies lists the default policy then the seat policies by key.
@@ -169,10 +197,11 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 		errs = append(errs, fmt.Errorf("%s: policy.%w", name, err))
 	}
 	s.Rates = rates
-	c := &compiler{reg: reg, name: name, dir: filepath.Dir(name), cur: newInternTable(), seen: map[string]bool{}}
+	c := &compiler{reg: reg, name: name, dir: filepath.Dir(name), seen: map[string]bool{}}
 	if prev != nil {
 		c.prev = prev.intern
 	}
+	c.cur = newInternTable(c.prev)
 
 	failFast := cfg.Policy.FailFast == nil || *cfg.Policy.FailFast
 	def := &Policy{Key: "default", Shadow: cfg.Policy.Action == "shadow", FailFast: failFast}
@@ -196,6 +225,10 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 	}
 	s.Default = def
 	c.def = def
+	s.context = seatContext{name: name, def: def.Gates, shadow: def.Shadow, failFast: def.FailFast, defNamesOK: c.defNamesOK}
+	if prev != nil && prev.intern != nil && prev.context.equal(s.context) {
+		c.prevSeats = prev.Seats
+	}
 	c.inherited = make([]*GateEntry, len(def.Gates))
 	s.policies = make([]*Policy, 1, 1+len(cfg.Seats))
 	s.policies[0] = def
@@ -209,7 +242,11 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 		if i%yieldEvery == yieldEvery-1 {
 			runtime.Gosched()
 		}
-		p, perrs := c.seat(k, cfg.Seats[k])
+		p := c.reuse(k, cfg.Seats[k])
+		var perrs []error
+		if p == nil {
+			p, perrs = c.seat(k, cfg.Seats[k])
+		}
 		errs = append(errs, perrs...)
 		if p != nil {
 			p.index = len(s.policies)
@@ -272,10 +309,13 @@ type compiler struct {
 	// defNamesOK: the default policy's result names are distinct, so
 	// are those a seat inherits.
 	defNamesOK bool
-	files      []string // the files gates read, each once
-	seen       map[string]bool
-	keyBuf     []byte
-	listBuf    []*GateEntry
+	// prevSeats are the previous snapshot's seat policies when they were
+	// compiled in the same context (nil otherwise): reuse takes them.
+	prevSeats map[string]*Policy
+	files     []string // the files gates read, each once
+	seen      map[string]bool
+	keyBuf    []byte
+	listBuf   []*GateEntry
 }
 
 // watch registers a file a gate read, for reload polling.
@@ -434,7 +474,39 @@ func (c *compiler) seat(key string, sc config.SeatConfig) (*Policy, []error) {
 		return nil, errs
 	}
 	p.Gates = c.list(gates)
+	p.origin = sc.Origin()
+	p.reusable = true
+	for _, e := range p.Gates {
+		if e.interned == nil || e.interned.watched {
+			p.reusable = false
+		}
+	}
 	return p, nil
+}
+
+// reuse returns the previous snapshot's policy of the seat key, in a new
+// Policy, when the seat was decoded from the same source (its origin) and
+// compiled in the same context, with its entries, gates and list entered
+// in the new intern table; nil when it must be compiled. Such a seat
+// compiles to the same policy: its entries are keyed by what it and the
+// default policy hold, which did not change.
+func (c *compiler) reuse(key string, sc config.SeatConfig) *Policy {
+	old := c.prevSeats[key]
+	if old == nil || !old.reusable || sc.Origin() == 0 || old.origin != sc.Origin() {
+		return nil
+	}
+	for _, e := range old.Gates {
+		if _, ok := c.cur.entries[e.key]; !ok {
+			c.cur.entries[e.key] = e
+			c.cur.gates[e.key.gate] = e.interned
+		}
+	}
+	c.keyBuf = listKey(c.keyBuf, old.Gates)
+	if _, ok := c.cur.lists[string(c.keyBuf)]; !ok && len(old.Gates) > 0 {
+		c.cur.lists[string(c.keyBuf)] = old.Gates
+	}
+	p := *old
+	return &p
 }
 
 // hasOverride reports whether the seat's gateOptions name the gate name.
@@ -591,11 +663,22 @@ func (c *compiler) entry(gc *config.GateConfig, over *config.GateOverride, inher
 		name = gc.Name
 	}
 	ek := entryKey{gate: key, name: name, mode: mode}
-	if e := c.cur.entries[ek]; e != nil && interned {
-		return e, nil
+	if interned {
+		if e := c.cur.entries[ek]; e != nil {
+			return e, nil
+		}
+		if c.prev != nil {
+			if e := c.prev.entries[ek]; e != nil && e.interned == ig {
+				c.cur.entries[ek] = e
+				return e, nil
+			}
+		}
 	}
 	e := &GateEntry{Name: name, Factory: f.Name, Mode: mode, Kind: f.Kind, Gate: ig.gate, Options: ig.opts,
-		id: uint32(len(c.cur.entries)), sum: entrySum(ig.version, name, mode)}
+		id: entryIDs.Add(1), sum: entrySum(ig.version, name, mode)}
+	if interned {
+		e.key, e.interned = ek, ig
+	}
 	g := ig.gate
 	_, e.quarantine = g.(QuarantineGate)
 	switch f.Kind {

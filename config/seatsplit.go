@@ -1,0 +1,307 @@
+package config
+
+import (
+	"bytes"
+	"reflect"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// A reload of a config file of many seats decodes again only the seat
+// entries whose text changed. The `seats:` block of the file is cut into
+// its entries by their lines (splitSeats); the rest of the document, the
+// entries' lines left blank, is decoded as a document, and each entry
+// alone, the lines of its nodes moved to where the entry lies in the file:
+// an entry whose text and first line are those of an entry of the last load
+// of the file is that load's seat. Whatever this cannot read exactly as
+// the whole document reads (a layout it does not know, an anchor or alias,
+// a duplicate seat, any error) makes Parse decode the whole document
+// instead, so a config means, and its errors read, the same either way.
+
+// origins numbers the decodings of seats (SeatConfig.Origin).
+var origins atomic.Uint64
+
+// Origin identifies the decoding the seat came from: two seats with the
+// same Origin were decoded from the same text at the same lines of the same
+// file, and are equal. 0 (a seat not decoded by a load, or decoded with the
+// whole document) is equal to nothing.
+func (s SeatConfig) Origin() uint64 { return s.origin }
+
+// seatBlock is the `seats:` block of a config document as splitSeats found
+// it: the line of the key, the first line after the block, and the
+// entries' first lines (0-based).
+type seatBlock struct {
+	key, end int
+	entries  []int
+	lines    [][]byte // the document's lines, with their newlines
+}
+
+// splitSeats finds the block of the top-level key `seats:` (written alone
+// on its line at column 0, the block below it) and its entries: the lines
+// of the block at its least indentation start one, deeper lines, blank
+// lines and comments belong to the entry above. ok is false when the
+// document has no such block or one this cannot cut safely (a tab in an
+// indentation, a line less indented than the entries, a directive or
+// document marker, `seats:` twice).
+func splitSeats(data []byte) (b seatBlock, ok bool) {
+	b.key = -1
+	for rest := data; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			i = len(rest) - 1
+		}
+		b.lines = append(b.lines, rest[:i+1])
+		rest = rest[i+1:]
+	}
+	indent := 0
+	for n, line := range b.lines {
+		d, blank := lineIndent(line)
+		if d < 0 {
+			return b, false
+		}
+		if blank {
+			continue
+		}
+		if d == 0 {
+			if b.key >= 0 && b.end < 0 {
+				b.end = n
+			}
+			switch {
+			case bytes.HasPrefix(line, []byte("---")), bytes.HasPrefix(line, []byte("...")), line[0] == '%':
+				return b, false
+			case isSeatsKey(line):
+				if b.key >= 0 {
+					return b, false
+				}
+				b.key, b.end = n, -1
+			}
+			continue
+		}
+		if b.key < 0 || b.end >= 0 {
+			continue
+		}
+		if indent == 0 {
+			indent = d
+		}
+		switch {
+		case d == indent:
+			b.entries = append(b.entries, n)
+		case d < indent:
+			return b, false
+		}
+	}
+	if b.key >= 0 && b.end < 0 {
+		b.end = len(b.lines)
+	}
+	return b, b.key >= 0 && len(b.entries) > 0
+}
+
+// lineIndent returns a line's indentation in spaces and whether it is blank
+// or a comment; -1 when a tab comes before its first other character.
+func lineIndent(line []byte) (int, bool) {
+	for i, c := range line {
+		switch c {
+		case ' ':
+			continue
+		case '\t':
+			return -1, false
+		case '\n', '\r', '#':
+			return i, true
+		}
+		return i, false
+	}
+	return len(line), true
+}
+
+// isSeatsKey reports whether line is `seats:` alone: trailing spaces and a
+// comment allowed.
+func isSeatsKey(line []byte) bool {
+	rest, ok := bytes.CutPrefix(line, []byte("seats:"))
+	if !ok {
+		return false
+	}
+	d, blank := lineIndent(rest)
+	return blank && (d > 0 || len(rest) == 0 || rest[0] != '#')
+}
+
+// entry returns the text of entry i and its first line.
+func (b seatBlock) entry(i int) ([]byte, int) {
+	first, end := b.entries[i], b.end
+	if i+1 < len(b.entries) {
+		end = b.entries[i+1]
+	}
+	n := 0
+	for _, l := range b.lines[first:end] {
+		n += len(l)
+	}
+	text := make([]byte, 0, n)
+	for _, l := range b.lines[first:end] {
+		text = append(text, l...)
+	}
+	return text, first
+}
+
+// rest returns the document with the lines of the block below `seats:`
+// left blank, so that the rest of it decodes at its own lines.
+func (b seatBlock) rest() []byte {
+	var out []byte
+	for n, l := range b.lines {
+		if n > b.key && n < b.end {
+			out = append(out, '\n')
+			continue
+		}
+		out = append(out, l...)
+	}
+	return out
+}
+
+// seatEntry is an entry of the seats block as a load decoded it.
+type seatEntry struct {
+	line int // its first line (0-based)
+	key  string
+	seat SeatConfig
+}
+
+// entryMemo holds the seat entries of the last load of a config file, by
+// their text: a reload decodes only the entries that are not there. Only
+// one file is kept: a process loads one config.
+var entryMemo struct {
+	mu      sync.Mutex
+	name    string
+	entries map[string]seatEntry
+}
+
+// decodeBySeat decodes data into c as decodeAll would, one seat entry at a
+// time, reusing the entries of the last load of name whose text and line
+// are unchanged. It reports false (c then undefined) when it cannot: no
+// seats block it can cut, or anything that is not a clean decode, which the
+// whole document's decoding reports in its own words.
+func decodeBySeat(name string, data []byte, c *Config) bool {
+	b, ok := splitSeats(data)
+	if !ok {
+		return false
+	}
+	root, ok, err := decodeRoot(name, b.rest(), c)
+	if !ok || err != nil || !seatsKeyAt(root, b.key) || c.Seats != nil {
+		return false
+	}
+	entryMemo.mu.Lock()
+	last := entryMemo.entries
+	if entryMemo.name != name {
+		last = nil
+	}
+	entryMemo.mu.Unlock()
+	read := make(map[string]seatEntry, len(b.entries))
+	c.Seats = make(SeatConfigs, len(b.entries))
+	for i := range b.entries {
+		text, line := b.entry(i)
+		e, ok := last[string(text)]
+		if !ok || e.line != line {
+			if i%seatChunk == seatChunk-1 {
+				runtime.Gosched() // a reload runs beside the bid path, on few cores
+			}
+			if e, ok = decodeEntry(name, text, line); !ok {
+				return false
+			}
+		}
+		if _, dup := c.Seats[e.key]; dup {
+			return false
+		}
+		c.Seats[e.key] = e.seat
+		read[string(text)] = e
+	}
+	entryMemo.mu.Lock()
+	entryMemo.name, entryMemo.entries = name, read
+	entryMemo.mu.Unlock()
+	return true
+}
+
+// seatsKeyAt reports whether root is a block mapping at column 1 whose key
+// `seats`, plain, is on line (0-based) with an empty value: the block below
+// it is that key's value.
+func seatsKeyAt(root *yaml.Node, line int) bool {
+	if root == nil || root.Kind != yaml.MappingNode || root.Style&yaml.FlowStyle != 0 || root.Column != 1 {
+		return false
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k, v := root.Content[i], root.Content[i+1]
+		if k.Value == "seats" {
+			return k.Kind == yaml.ScalarNode && k.Style == 0 && k.Line == line+1 && k.Column == 1 &&
+				isNull(v) && v.Value == "" && v.Anchor == ""
+		}
+	}
+	return false
+}
+
+// decodeEntry decodes one entry of the seats block, text, whose first line
+// in the file is line, strictly: a mapping of one plain key, without
+// anchors, aliases or a merge key, each node at its line in the file.
+func decodeEntry(name string, text []byte, line int) (seatEntry, bool) {
+	d := entryDecoder{name: name, line: line}
+	dec := yaml.NewDecoder(bytes.NewReader(text))
+	dec.KnownFields(true)
+	if err := dec.Decode(&d); err != nil || !d.ok || len(d.seats) != 1 {
+		return seatEntry{}, false
+	}
+	for k, s := range d.seats {
+		s.origin = origins.Add(1)
+		return seatEntry{line: line, key: k, seat: s}, true
+	}
+	return seatEntry{}, false
+}
+
+// entryDecoder takes an entry's root node from the strict decoder, checks
+// its shape and moves its lines, then decodes it.
+type entryDecoder struct {
+	name  string
+	line  int
+	ok    bool
+	seats map[string]SeatConfig
+}
+
+func (d *entryDecoder) UnmarshalYAML(unmarshal func(any) error) error {
+	var n nodeOf
+	if err := unmarshal(&n); err != nil {
+		return err
+	}
+	m := n.Node
+	if m.Kind != yaml.MappingNode || m.Style&yaml.FlowStyle != 0 || len(m.Content) != 2 ||
+		m.Content[0].Kind != yaml.ScalarNode || m.Content[0].Line != 1 ||
+		m.Content[0].Value == "<<" || !plainTree(m) {
+		return nil
+	}
+	shiftLines(m, d.line)
+	// The whole document's type check walks seats as a map of seats.
+	var errs []error
+	if checkTypes(d.name, "seats", m, seatsType, &errs, map[int]bool{}); len(errs) > 0 {
+		return nil
+	}
+	d.ok = true
+	return unmarshal(&d.seats)
+}
+
+// plainTree reports whether n and the nodes below it have no anchor and
+// no alias.
+var seatsType = reflect.TypeOf(SeatConfigs(nil))
+
+func plainTree(n *yaml.Node) bool {
+	if n.Kind == yaml.AliasNode || n.Anchor != "" {
+		return false
+	}
+	for _, c := range n.Content {
+		if !plainTree(c) {
+			return false
+		}
+	}
+	return true
+}
+
+func shiftLines(n *yaml.Node, by int) {
+	n.Line += by
+	for _, c := range n.Content {
+		shiftLines(c, by)
+	}
+}
