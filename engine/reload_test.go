@@ -163,7 +163,9 @@ func TestSeatsDirReloadAsFresh(t *testing.T) {
 	sameSeat(t, before, added, "seat-2", true)
 	_, deleted := step(func() { require.NoError(t, os.Remove(filepath.Join(seats, "s2.yaml"))) })
 	require.NotContains(t, deleted.Seats, "seat-2")
-	before, renamed := step(func() { require.NoError(t, os.Rename(filepath.Join(seats, "s3.yaml"), filepath.Join(seats, "t3.yaml"))) })
+	before, renamed := step(func() {
+		require.NoError(t, os.Rename(filepath.Join(seats, "s3.yaml"), filepath.Join(seats, "t3.yaml")))
+	})
 	require.Contains(t, renamed.Seats, "seat-3")
 	sameSeat(t, before, renamed, "seat-3", false) // another file: decoded again, the same gates
 	before, back := step(func() { write("s1.yaml", seat("seat-1", 2)) })
