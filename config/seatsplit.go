@@ -31,13 +31,18 @@ var origins atomic.Uint64
 func (s SeatConfig) Origin() uint64 { return s.origin }
 
 // seatBlock is the `seats:` block of a config document as splitSeats found
-// it: the line of the key, the first line after the block, and the
-// entries' first lines (0-based).
+// it: the offset just after the key's line, the offset of the first line
+// after the block, the lines between, and where the entries start.
 type seatBlock struct {
-	key, end int
-	entries  []int
-	lines    [][]byte // the document's lines, with their newlines
+	data       []byte
+	key, end   int // byte offsets
+	keyLine    int // the line of `seats:` (0-based)
+	blankLines int // the lines of the block
+	entries    []lineAt
 }
+
+// lineAt is a line's byte offset and number (0-based) in the document.
+type lineAt struct{ off, line int }
 
 // splitSeats finds the block of the top-level key `seats:` (written alone
 // on its line at column 0, the block below it) and its entries: the lines
@@ -47,17 +52,16 @@ type seatBlock struct {
 // indentation, a line less indented than the entries, a directive or
 // document marker, `seats:` twice).
 func splitSeats(data []byte) (b seatBlock, ok bool) {
-	b.key = -1
-	for rest := data; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			i = len(rest) - 1
+	b.data, b.key, b.end = data, -1, -1
+	indent, n := 0, 0
+	for off := 0; off < len(data); n++ {
+		next := len(data)
+		if i := bytes.IndexByte(data[off:], '\n'); i >= 0 {
+			next = off + i + 1
 		}
-		b.lines = append(b.lines, rest[:i+1])
-		rest = rest[i+1:]
-	}
-	indent := 0
-	for n, line := range b.lines {
+		line := data[off:next]
+		at := lineAt{off, n}
+		off = next
 		d, blank := lineIndent(line)
 		if d < 0 {
 			return b, false
@@ -67,7 +71,7 @@ func splitSeats(data []byte) (b seatBlock, ok bool) {
 		}
 		if d == 0 {
 			if b.key >= 0 && b.end < 0 {
-				b.end = n
+				b.end, b.blankLines = at.off, at.line-b.keyLine-1
 			}
 			switch {
 			case bytes.HasPrefix(line, []byte("---")), bytes.HasPrefix(line, []byte("...")), line[0] == '%':
@@ -76,7 +80,7 @@ func splitSeats(data []byte) (b seatBlock, ok bool) {
 				if b.key >= 0 {
 					return b, false
 				}
-				b.key, b.end = n, -1
+				b.key, b.keyLine = off, at.line
 			}
 			continue
 		}
@@ -88,13 +92,13 @@ func splitSeats(data []byte) (b seatBlock, ok bool) {
 		}
 		switch {
 		case d == indent:
-			b.entries = append(b.entries, n)
+			b.entries = append(b.entries, at)
 		case d < indent:
 			return b, false
 		}
 	}
 	if b.key >= 0 && b.end < 0 {
-		b.end = len(b.lines)
+		b.end, b.blankLines = len(data), n-b.keyLine-1
 	}
 	return b, b.key >= 0 && len(b.entries) > 0
 }
@@ -127,40 +131,31 @@ func isSeatsKey(line []byte) bool {
 	return blank && (d > 0 || len(rest) == 0 || rest[0] != '#')
 }
 
-// entry returns the text of entry i and its first line.
+// entry returns the text of entry i, a slice of the document, and its
+// first line.
 func (b seatBlock) entry(i int) ([]byte, int) {
-	first, end := b.entries[i], b.end
+	end := b.end
 	if i+1 < len(b.entries) {
-		end = b.entries[i+1]
+		end = b.entries[i+1].off
 	}
-	n := 0
-	for _, l := range b.lines[first:end] {
-		n += len(l)
-	}
-	text := make([]byte, 0, n)
-	for _, l := range b.lines[first:end] {
-		text = append(text, l...)
-	}
-	return text, first
+	return b.data[b.entries[i].off:end], b.entries[i].line
 }
 
 // rest returns the document with the lines of the block below `seats:`
 // left blank, so that the rest of it decodes at its own lines.
 func (b seatBlock) rest() []byte {
-	var out []byte
-	for n, l := range b.lines {
-		if n > b.key && n < b.end {
-			out = append(out, '\n')
-			continue
-		}
-		out = append(out, l...)
+	out := make([]byte, 0, b.key+b.blankLines+len(b.data)-b.end)
+	out = append(out, b.data[:b.key]...)
+	for range b.blankLines {
+		out = append(out, '\n')
 	}
-	return out
+	return append(out, b.data[b.end:]...)
 }
 
 // seatEntry is an entry of the seats block as a load decoded it.
 type seatEntry struct {
-	line int // its first line (0-based)
+	text string // the entry's lines
+	line int    // its first line (0-based)
 	key  string
 	seat SeatConfig
 }
@@ -185,7 +180,7 @@ func decodeBySeat(name string, data []byte, c *Config) bool {
 		return false
 	}
 	root, ok, err := decodeRoot(name, b.rest(), c)
-	if !ok || err != nil || !seatsKeyAt(root, b.key) || c.Seats != nil {
+	if !ok || err != nil || !seatsKeyAt(root, b.keyLine) || c.Seats != nil {
 		return false
 	}
 	entryMemo.mu.Lock()
@@ -211,7 +206,7 @@ func decodeBySeat(name string, data []byte, c *Config) bool {
 			return false
 		}
 		c.Seats[e.key] = e.seat
-		read[string(text)] = e
+		read[e.text] = e
 	}
 	entryMemo.mu.Lock()
 	entryMemo.name, entryMemo.entries = name, read
@@ -248,7 +243,7 @@ func decodeEntry(name string, text []byte, line int) (seatEntry, bool) {
 	}
 	for k, s := range d.seats {
 		s.origin = origins.Add(1)
-		return seatEntry{line: line, key: k, seat: s}, true
+		return seatEntry{text: string(text), line: line, key: k, seat: s}, true
 	}
 	return seatEntry{}, false
 }

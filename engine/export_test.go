@@ -38,3 +38,7 @@ func CheckInterned(s *Snapshot) error {
 	}
 	return nil
 }
+
+// ReusedSeats is how many seat policies the snapshot took whole from the
+// one it was compiled from.
+func ReusedSeats(s *Snapshot) int { return s.reused }

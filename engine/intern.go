@@ -57,7 +57,25 @@ type internTable struct {
 	gates   map[gateKey]*internedGate
 	entries map[entryKey]*GateEntry
 	// lists are the seat policies' gate lists, keyed by their entries' ids.
-	lists map[string][]*GateEntry
+	lists map[string]*gateList
+}
+
+// gateList is an interned gate list and what the snapshot's version hashes
+// of it: the sum of its entries' sums, taken once however many seats
+// share it.
+type gateList struct {
+	gates []*GateEntry
+	sum   [sha256.Size]byte
+}
+
+func newGateList(gates []*GateEntry) *gateList {
+	l := &gateList{gates: gates}
+	h := sha256.New()
+	for _, e := range gates {
+		h.Write(e.sum[:])
+	}
+	h.Sum(l.sum[:0])
+	return l
 }
 
 // entryIDs numbers the entries of every compilation: an entry may pass
@@ -71,7 +89,7 @@ func newInternTable(prev *internTable) *internTable {
 		prev = &internTable{}
 	}
 	return &internTable{gates: make(map[gateKey]*internedGate, len(prev.gates)),
-		entries: make(map[entryKey]*GateEntry, len(prev.entries)), lists: make(map[string][]*GateEntry, len(prev.lists))}
+		entries: make(map[entryKey]*GateEntry, len(prev.entries)), lists: make(map[string]*gateList, len(prev.lists))}
 }
 
 // gateKeyOf returns the key of the gate factory builds from opts under env,

@@ -96,6 +96,7 @@ type Policy struct {
 	// compilation's context are unchanged (compiler.reuse).
 	origin   uint64
 	reusable bool
+	list     *gateList // Gates interned (nil: none, the default policy)
 }
 
 // Snapshot is an immutable compiled configuration. Requests hold the
@@ -130,6 +131,7 @@ type Snapshot struct {
 	qualified map[[2]string]*Policy
 	intern    *internTable // the gates, entries and gate lists of the policies
 	context   seatContext  // what every seat policy was compiled against
+	reused    int          // seat policies taken whole from the previous snapshot
 }
 
 // seatContext is what a seat policy's compilation depends on beside the
@@ -246,6 +248,8 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 		var perrs []error
 		if p == nil {
 			p, perrs = c.seat(k, cfg.Seats[k])
+		} else {
+			s.reused++
 		}
 		errs = append(errs, perrs...)
 		if p != nil {
@@ -473,7 +477,9 @@ func (c *compiler) seat(key string, sc config.SeatConfig) (*Policy, []error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	p.Gates = c.list(gates)
+	if p.list = c.list(gates); p.list != nil {
+		p.Gates = p.list.gates
+	}
 	p.origin = sc.Origin()
 	p.reusable = true
 	for _, e := range p.Gates {
@@ -501,9 +507,11 @@ func (c *compiler) reuse(key string, sc config.SeatConfig) *Policy {
 			c.cur.gates[e.key.gate] = e.interned
 		}
 	}
-	c.keyBuf = listKey(c.keyBuf, old.Gates)
-	if _, ok := c.cur.lists[string(c.keyBuf)]; !ok && len(old.Gates) > 0 {
-		c.cur.lists[string(c.keyBuf)] = old.Gates
+	if old.list != nil {
+		c.keyBuf = listKey(c.keyBuf, old.Gates)
+		if _, ok := c.cur.lists[string(c.keyBuf)]; !ok {
+			c.cur.lists[string(c.keyBuf)] = old.list
+		}
 	}
 	p := *old
 	return &p
@@ -540,8 +548,8 @@ func (c *compiler) pristine(i int) any {
 	return c.decoded[i]
 }
 
-// list returns the interned copy of a seat's gate list.
-func (c *compiler) list(gates []*GateEntry) []*GateEntry {
+// list returns the interned copy of a seat's gate list (nil: empty).
+func (c *compiler) list(gates []*GateEntry) *gateList {
 	if len(gates) == 0 {
 		return nil
 	}
@@ -549,7 +557,13 @@ func (c *compiler) list(gates []*GateEntry) []*GateEntry {
 	if l, ok := c.cur.lists[string(c.keyBuf)]; ok {
 		return l
 	}
-	l := slices.Clone(gates)
+	if c.prev != nil {
+		if l, ok := c.prev.lists[string(c.keyBuf)]; ok {
+			c.cur.lists[string(c.keyBuf)] = l
+			return l
+		}
+	}
+	l := newGateList(slices.Clone(gates))
 	c.cur.lists[string(c.keyBuf)] = l
 	return l
 }
@@ -740,6 +754,10 @@ func (s *Snapshot) hash(data []byte) string {
 		line = strconv.AppendBool(append(line, " failFast="...), p.FailFast)
 		line = strconv.AppendInt(append(line, " gates="...), int64(len(p.Gates)), 10)
 		h.Write(append(line, '\n'))
+		if p.list != nil {
+			h.Write(p.list.sum[:]) // its entries' sums, taken once per list
+			continue
+		}
 		for _, e := range p.Gates {
 			h.Write(e.sum[:]) // its gate's key (factory, options), name and mode
 		}

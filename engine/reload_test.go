@@ -100,19 +100,12 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// sameSeat requires that a seat's policy kept its gate instances, and
-// when kept, its compiled gate list itself (the seat was not compiled
-// again).
-func sameSeat(t *testing.T, old, cur *engine.Snapshot, key string, kept bool) {
+// sameSeat requires that a seat's policy kept its gate instances.
+func sameSeat(t *testing.T, old, cur *engine.Snapshot, key string) {
 	t.Helper()
 	require.Len(t, cur.Seats[key].Gates, len(old.Seats[key].Gates))
 	for i, e := range old.Seats[key].Gates {
 		require.Same(t, e.Gate, cur.Seats[key].Gates[i].Gate, "%s gate %d", key, i)
-	}
-	if kept {
-		require.Same(t, &old.Seats[key].Gates[0], &cur.Seats[key].Gates[0], key)
-	} else {
-		require.NotSame(t, &old.Seats[key].Gates[0], &cur.Seats[key].Gates[0], key)
 	}
 }
 
@@ -156,20 +149,25 @@ func TestSeatsDirReloadAsFresh(t *testing.T) {
 		return before, after
 	}
 	before, edited := step(func() { write("s1.yaml", seat("seat-1", 20)) })
-	sameSeat(t, before, edited, "seat-0", true)
-	sameSeat(t, before, edited, "p", true)
+	sameSeat(t, before, edited, "seat-0")
+	sameSeat(t, before, edited, "p")
+	require.Equal(t, 4, engine.ReusedSeats(edited))
 	require.NotSame(t, before.Seats["seat-1"].Gates[0].Gate, edited.Seats["seat-1"].Gates[0].Gate)
 	before, added := step(func() { write("s4.yaml", seat("seat-4", 5)) })
-	sameSeat(t, before, added, "seat-2", true)
+	sameSeat(t, before, added, "seat-2")
+	require.Equal(t, 5, engine.ReusedSeats(added))
 	_, deleted := step(func() { require.NoError(t, os.Remove(filepath.Join(seats, "s2.yaml"))) })
 	require.NotContains(t, deleted.Seats, "seat-2")
+	require.Equal(t, 5, engine.ReusedSeats(deleted))
 	before, renamed := step(func() {
 		require.NoError(t, os.Rename(filepath.Join(seats, "s3.yaml"), filepath.Join(seats, "t3.yaml")))
 	})
 	require.Contains(t, renamed.Seats, "seat-3")
-	sameSeat(t, before, renamed, "seat-3", false) // another file: decoded again, the same gates
+	sameSeat(t, before, renamed, "seat-3") // another file: compiled again, the same gates
+	require.Equal(t, 4, engine.ReusedSeats(renamed))
 	before, back := step(func() { write("s1.yaml", seat("seat-1", 2)) })
-	sameSeat(t, before, back, "seat-0", true)
+	sameSeat(t, before, back, "seat-0")
+	require.Equal(t, 4, engine.ReusedSeats(back))
 	require.Equal(t, first.Seats["seat-1"].Gates[0].Options, back.Seats["seat-1"].Gates[0].Options)
 
 	// Invalid seat files: a key the config does not know, an option of the
@@ -194,13 +192,14 @@ func TestSeatsDirReloadAsFresh(t *testing.T) {
 	_, err = loadOnce(running, path)
 	require.ErrorContains(t, err, filepath.Join(seats, "s4.yaml")+":5: gateOptions.rtb.bid-sanity.options.maxPrice: want a number")
 	before, fixed := step(func() { write("s4.yaml", seat("seat-4", 7)) })
-	sameSeat(t, before, fixed, "seat-0", true)
+	sameSeat(t, before, fixed, "seat-0")
+	require.Equal(t, 4, engine.ReusedSeats(fixed))
 
 	// The default policy changes: every seat is compiled again, and still
 	// reads as fresh.
 	before, shadow := step(func() { writeConfig("shadow") })
 	require.True(t, shadow.Seats["seat-0"].Shadow)
-	require.NotSame(t, &before.Seats["seat-0"].Gates[0], &shadow.Seats["seat-0"].Gates[0])
+	require.Zero(t, engine.ReusedSeats(shadow))
 }
 
 // A reload of one config file gives exactly what a fresh load gives through
@@ -232,21 +231,26 @@ func TestConfigFileReloadAsFresh(t *testing.T) {
 	}
 	p := "  p:\n    gateOptions:\n      pii: {mode: enforce}\n"
 	before, edited := step(entry("a", 1), entry("b", 20), entry("c", 3), p)
-	sameSeat(t, before, edited, "a", true)
-	sameSeat(t, before, edited, "c", true)
-	sameSeat(t, before, edited, "p", true)
+	sameSeat(t, before, edited, "a")
+	sameSeat(t, before, edited, "c")
+	sameSeat(t, before, edited, "p")
+	require.Equal(t, 3, engine.ReusedSeats(edited))
 	before, moved := step(entry("a", 1), entry("z", 9), entry("b", 20), entry("c", 3), p)
-	sameSeat(t, before, moved, "a", true)
-	sameSeat(t, before, moved, "c", false) // decoded again at its new line, the same gates
+	sameSeat(t, before, moved, "a")
+	sameSeat(t, before, moved, "c") // decoded again at its new line, the same gates
+	require.Equal(t, 1, engine.ReusedSeats(moved))
 	_, renamed := step(entry("a", 1), entry("y", 9), entry("c", 3), p)
 	require.NotContains(t, renamed.Seats, "z")
 	require.NotContains(t, renamed.Seats, "b")
+	require.Equal(t, 1, engine.ReusedSeats(renamed))
 	_, back := step(entry("a", 1), entry("b", 2), entry("c", 3), p)
+	require.Equal(t, 3, engine.ReusedSeats(back))
 	require.Equal(t, first.Seats["b"].Gates[0].Options, back.Seats["b"].Gates[0].Options)
 
 	for _, bad := range [][]string{
 		{entry("a", 1), "  b: {actio: shadow}\n", entry("c", 3), p},
 		{entry("a", 1), "  b:\n    gateOptions:\n      rtb.bid-sanity:\n        options: {maxPrice: lots}\n", entry("c", 3), p},
+		{entry("a", 1), "  b: {addGates: [{gate: bidSanity, options: {maxPrice: 1}}]}\n", entry("c", 3), p},
 		{entry("a", 1), entry("b", 2), entry("a", 3), p},
 	} {
 		write(bad...)
@@ -258,9 +262,10 @@ func TestConfigFileReloadAsFresh(t *testing.T) {
 	// As with a seatsDir: after a fresh load, the fix compiles every seat
 	// again; after a failed reload alone, not.
 	step(entry("a", 1), entry("b", 2), entry("c", 3), p)
-	write(entry("a", 1), "  b:\n    gateOptions:\n      rtb.bid-sanity:\n        options: {maxPrice: lots}\n", entry("c", 3), p)
+	write(entry("a", 1), "  b: {gateOptions: {rtb.bid-sanity: {options: {maxPrice: lots}}}}\n", entry("c", 3), p)
 	_, err = loadOnce(running, path)
-	require.ErrorContains(t, err, path+":10: seats.b.gateOptions.rtb.bid-sanity.options.maxPrice: want a number")
+	require.ErrorContains(t, err, path+":7: seats.b.gateOptions.rtb.bid-sanity.options.maxPrice: want a number")
 	before, fixed := step(entry("a", 1), entry("b", 5), entry("c", 3), p)
-	sameSeat(t, before, fixed, "a", true)
+	sameSeat(t, before, fixed, "a")
+	require.Equal(t, 3, engine.ReusedSeats(fixed))
 }

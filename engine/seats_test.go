@@ -167,43 +167,6 @@ func BenchmarkValidateSeats(b *testing.B) {
 	}
 }
 
-// BenchmarkReloadSeats is a reload of 10,000 seats that each override one
-// option, one of them changed: the file parsed again and compiled from the
-// snapshot in use, whose gates are reused ("parse+compile"), and the
-// compilation alone ("compile").
-func BenchmarkReloadSeats(b *testing.B) {
-	data := seatsConfig(10000, oneOption)
-	prev := compileSeats(b, data)
-	changed := seatsConfig(10000, func(i int) string {
-		if i == 17 {
-			return "{failFast: false}"
-		}
-		return oneOption(i)
-	})
-	b.Run("parse+compile", func(b *testing.B) {
-		b.ReportAllocs()
-		cpu := processCPU()
-		for b.Loop() {
-			cfg, err := config.Parse("seats.yaml", changed)
-			require.NoError(b, err)
-			_, err = engine.CompileFrom(prev, cfg, "seats.yaml", changed, gates.Builtin())
-			require.NoError(b, err)
-		}
-		reportCPU(b, cpu)
-	})
-	b.Run("compile", func(b *testing.B) {
-		cfg, err := config.Parse("seats.yaml", changed)
-		require.NoError(b, err)
-		b.ReportAllocs()
-		cpu := processCPU()
-		for b.Loop() {
-			_, err = engine.CompileFrom(prev, cfg, "seats.yaml", changed, gates.Builtin())
-			require.NoError(b, err)
-		}
-		reportCPU(b, cpu)
-	})
-}
-
 // BenchmarkRunBids judges responses of n bids under the embedded default
 // policy, the bids of one seat or each of its own seat policy (10,000 seats
 // configured, each overriding one option): the cost per bid should not grow
