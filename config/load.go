@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -99,10 +100,13 @@ func (c *Config) loadSeatsDir(dir string) []error {
 	}
 	c.seatBytes = make(map[string][]byte, len(entries))
 	last := seatMemo.take(dir)
-	read := make(map[string]seatFile, len(entries))
+	read := make(map[string]*seatFile, len(entries))
 	defer seatMemo.keep(dir, read)
 	var buf []byte
-	for _, e := range entries {
+	for i, e := range entries {
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched() // a reload runs beside the bid path, on few cores
+		}
 		n := e.Name()
 		if e.IsDir() || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
 			continue
@@ -115,7 +119,7 @@ func (c *Config) loadSeatsDir(dir string) []error {
 		}
 		f, ok := last[path]
 		if !ok || !bytes.Equal(f.data, buf) {
-			f = seatFile{data: bytes.Clone(buf)}
+			f = &seatFile{data: bytes.Clone(buf)}
 			f.err = decodeStrict(path, f.data, &f.seat)
 			f.seat.origin = origins.Add(1)
 		}
@@ -183,12 +187,12 @@ var seatMemo seatFiles
 type seatFiles struct {
 	mu    sync.Mutex
 	dir   string
-	files map[string]seatFile // by path
+	files map[string]*seatFile // by path
 }
 
 // take returns the files last read from dir (nil: none, or another
 // directory).
-func (m *seatFiles) take(dir string) map[string]seatFile {
+func (m *seatFiles) take(dir string) map[string]*seatFile {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.dir != dir {
@@ -198,7 +202,7 @@ func (m *seatFiles) take(dir string) map[string]seatFile {
 }
 
 // keep remembers files as the files of dir, in place of what was kept.
-func (m *seatFiles) keep(dir string, files map[string]seatFile) {
+func (m *seatFiles) keep(dir string, files map[string]*seatFile) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.dir, m.files = dir, files

@@ -24,6 +24,10 @@ import (
 // origins numbers the decodings of seats (SeatConfig.Origin).
 var origins atomic.Uint64
 
+// yieldEvery is how many seat entries or files a load reads between two
+// yields of its goroutine.
+const yieldEvery = 32
+
 // Origin identifies the decoding the seat came from: two seats with the
 // same Origin were decoded from the same text at the same lines of the same
 // file, and are equal. 0 (a seat not decoded by a load, or decoded with the
@@ -166,7 +170,7 @@ type seatEntry struct {
 var entryMemo struct {
 	mu      sync.Mutex
 	name    string
-	entries map[string]seatEntry
+	entries map[string]*seatEntry
 }
 
 // decodeBySeat decodes data into c as decodeAll would, one seat entry at a
@@ -189,15 +193,15 @@ func decodeBySeat(name string, data []byte, c *Config) bool {
 		last = nil
 	}
 	entryMemo.mu.Unlock()
-	read := make(map[string]seatEntry, len(b.entries))
+	read := make(map[string]*seatEntry, len(b.entries))
 	c.Seats = make(SeatConfigs, len(b.entries))
 	for i := range b.entries {
+		if i%yieldEvery == yieldEvery-1 {
+			runtime.Gosched() // a reload runs beside the bid path, on few cores
+		}
 		text, line := b.entry(i)
 		e, ok := last[string(text)]
 		if !ok || e.line != line {
-			if i%seatChunk == seatChunk-1 {
-				runtime.Gosched() // a reload runs beside the bid path, on few cores
-			}
 			if e, ok = decodeEntry(name, text, line); !ok {
 				return false
 			}
@@ -234,18 +238,18 @@ func seatsKeyAt(root *yaml.Node, line int) bool {
 // decodeEntry decodes one entry of the seats block, text, whose first line
 // in the file is line, strictly: a mapping of one plain key, without
 // anchors, aliases or a merge key, each node at its line in the file.
-func decodeEntry(name string, text []byte, line int) (seatEntry, bool) {
+func decodeEntry(name string, text []byte, line int) (*seatEntry, bool) {
 	d := entryDecoder{name: name, line: line}
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
 	if err := dec.Decode(&d); err != nil || !d.ok || len(d.seats) != 1 {
-		return seatEntry{}, false
+		return nil, false
 	}
 	for k, s := range d.seats {
 		s.origin = origins.Add(1)
-		return seatEntry{text: string(text), line: line, key: k, seat: s}, true
+		return &seatEntry{text: string(text), line: line, key: k, seat: s}, true
 	}
-	return seatEntry{}, false
+	return nil, false
 }
 
 // entryDecoder takes an entry's root node from the strict decoder, checks
