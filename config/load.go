@@ -53,10 +53,14 @@ func parse(name string, data []byte, bySeat bool) (*Config, error) {
 	var errs []error
 	if !bySeat || !decodeBySeat(name, data, &c) {
 		c = DefaultConfig()
-		if ok, err := decodeAll(name, data, &c); !ok {
+		root, ok, err := decodeRoot(name, data, &c)
+		switch {
+		case !ok:
 			return nil, err
-		} else if err != nil {
+		case err != nil:
 			errs = append(errs, err)
+		case bySeat:
+			rememberSeats(name, data, root, &c)
 		}
 	}
 	for i := range c.Upstreams {
@@ -117,10 +121,14 @@ func (c *Config) loadSeatsDir(dir string) []error {
 			continue
 		}
 		f, ok := last[path]
-		if !ok || !bytes.Equal(f.data, buf) {
+		var s SeatConfig
+		if ok && bytes.Equal(f.data, buf) {
+			s = f.seat
+		} else {
 			f = &seatFile{data: bytes.Clone(buf)}
-			f.err = decodeStrict(path, f.data, &f.seat)
-			f.seat.origin = origins.Add(1)
+			f.err = decodeStrict(path, f.data, &s)
+			s.origin = origins.Add(1)
+			f.seat = s.elide(&seatSource{name: path, text: string(f.data), line: -1})
 		}
 		read[path] = f
 		c.seatBytes[path] = f.data
@@ -128,7 +136,6 @@ func (c *Config) loadSeatsDir(dir string) []error {
 			errs = append(errs, f.err)
 			continue
 		}
-		s := f.seat
 		s.file = path
 		if s.Seat == "" {
 			errs = append(errs, fmt.Errorf("%s: seat: missing (a seat file names its seat key)", path))
@@ -144,7 +151,8 @@ func (c *Config) loadSeatsDir(dir string) []error {
 }
 
 // seatFile is a seat file as a load of its seatsDir read it: its bytes,
-// and the seat they decode to or the error decoding them.
+// and the seat they decode to (its gate entries left out: WithGates) or
+// the error decoding them.
 type seatFile struct {
 	data []byte
 	seat SeatConfig

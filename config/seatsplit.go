@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"fmt"
 	"reflect"
 	"runtime"
 	"sync"
@@ -33,6 +34,62 @@ const yieldEvery = 32
 // file, and are equal. 0 (a seat not decoded by a load, or decoded with the
 // whole document) is equal to nothing.
 func (s SeatConfig) Origin() uint64 { return s.origin }
+
+// seatSource is the text a seat was decoded from, kept with a seat whose
+// gate entries a load's memo left out: they are most of what a decoded
+// seat holds (parsed YAML, about 1 KB for one overridden option), and the
+// engine needs them only to compile the seat again, which a reload of an
+// unchanged seat does not.
+type seatSource struct {
+	name string // the file, for positions
+	text string // an entry of the seats block, or a whole seat file (line < 0)
+	line int    // the entry's first line (0-based)
+	// The lengths of the lists left out, which validation reads.
+	gates, addGates int
+}
+
+// elide returns s without its gate entries, decoded again from src by
+// WithGates.
+func (s SeatConfig) elide(src *seatSource) SeatConfig {
+	src.gates, src.addGates = len(s.Gates), len(s.AddGates)
+	s.AddGates, s.GateOptions, s.Gates = nil, nil, nil
+	s.elided = src
+	return s
+}
+
+// WithGates returns the seat with its gate entries (addGates, gateOptions,
+// gates). A seat a reload found unchanged since the load before is given
+// without them, which are decoded again from its text here: the engine
+// needs them only when it compiles the seat again.
+func (s SeatConfig) WithGates() (SeatConfig, error) {
+	src := s.elided
+	if src == nil {
+		return s, nil
+	}
+	var full SeatConfig
+	if src.line < 0 {
+		if err := decodeStrict(src.name, []byte(src.text), &full); err != nil {
+			return s, err
+		}
+	} else {
+		e, ok := decodeEntry(src.name, []byte(src.text), src.line)
+		if !ok {
+			return s, fmt.Errorf("%s:%d: seat %q: its entry no longer decodes", src.name, src.line+1, s.Seat)
+		}
+		full = e.seat
+	}
+	full.file, full.origin = s.file, s.origin
+	return full, nil
+}
+
+// listLens returns the lengths of the seat's gates and addGates, left out
+// or not.
+func (s SeatConfig) listLens() (gates, addGates int) {
+	if s.elided != nil {
+		return s.elided.gates, s.elided.addGates
+	}
+	return len(s.Gates), len(s.AddGates)
+}
 
 // seatBlock is the `seats:` block of a config document as splitSeats found
 // it: the offset just after the key's line, the offset of the first line
@@ -156,7 +213,8 @@ func (b seatBlock) rest() []byte {
 	return append(out, b.data[b.end:]...)
 }
 
-// seatEntry is an entry of the seats block as a load decoded it.
+// seatEntry is an entry of the seats block as a load decoded it (its
+// seat's gate entries left out when kept in entryMemo).
 type seatEntry struct {
 	text string // the entry's lines
 	line int    // its first line (0-based)
@@ -179,6 +237,15 @@ var entryMemo struct {
 // seats block it can cut, or anything that is not a clean decode, which the
 // whole document's decoding reports in its own words.
 func decodeBySeat(name string, data []byte, c *Config) bool {
+	entryMemo.mu.Lock()
+	last := entryMemo.entries
+	if entryMemo.name != name {
+		last = nil
+	}
+	entryMemo.mu.Unlock()
+	if last == nil {
+		return false // a first load: the whole document decodes faster, and rememberSeats keeps its seats
+	}
 	b, ok := splitSeats(data)
 	if !ok {
 		return false
@@ -187,12 +254,6 @@ func decodeBySeat(name string, data []byte, c *Config) bool {
 	if !ok || err != nil || !seatsKeyAt(root, b.keyLine) || c.Seats != nil {
 		return false
 	}
-	entryMemo.mu.Lock()
-	last := entryMemo.entries
-	if entryMemo.name != name {
-		last = nil
-	}
-	entryMemo.mu.Unlock()
 	read := make(map[string]*seatEntry, len(b.entries))
 	c.Seats = make(SeatConfigs, len(b.entries))
 	for i := range b.entries {
@@ -201,15 +262,20 @@ func decodeBySeat(name string, data []byte, c *Config) bool {
 		}
 		text, line := b.entry(i)
 		e, ok := last[string(text)]
-		if !ok || e.line != line {
+		var seat SeatConfig
+		if ok && e.line == line {
+			seat = e.seat
+		} else {
 			if e, ok = decodeEntry(name, text, line); !ok {
 				return false
 			}
+			seat = e.seat
+			e.seat = e.seat.elide(&seatSource{name: name, text: e.text, line: line})
 		}
 		if _, dup := c.Seats[e.key]; dup {
 			return false
 		}
-		c.Seats[e.key] = e.seat
+		c.Seats[e.key] = seat
 		read[e.text] = e
 	}
 	entryMemo.mu.Lock()
@@ -218,9 +284,55 @@ func decodeBySeat(name string, data []byte, c *Config) bool {
 	return true
 }
 
+// rememberSeats keeps in entryMemo the seats of c, decoded from the whole
+// document data (root its root node) without an error, by the text of
+// their entries, when the seats block is one splitSeats cuts and its keys
+// are plain strings at the entries' first lines: the next load of name
+// decodes by seat. The seats kept are given an origin.
+func rememberSeats(name string, data []byte, root *yaml.Node, c *Config) {
+	b, ok := splitSeats(data)
+	if !ok || !seatsKeyAt(root, -1) || len(c.Seats) != len(b.entries) {
+		return
+	}
+	var seats *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value == "seats" {
+			seats = root.Content[i+1]
+		}
+	}
+	if seats == nil || seats.Kind != yaml.MappingNode || seats.Style&yaml.FlowStyle != 0 ||
+		len(seats.Content) != 2*len(b.entries) || !plainTree(seats) {
+		return
+	}
+	for i := range b.entries {
+		k := seats.Content[2*i]
+		if k.Kind != yaml.ScalarNode || k.Tag != "!!str" || k.Value == "<<" || k.Line != b.entries[i].line+1 {
+			return
+		}
+		if _, ok := c.Seats[k.Value]; !ok {
+			return
+		}
+	}
+	read := make(map[string]*seatEntry, len(b.entries))
+	for i := range b.entries {
+		key := seats.Content[2*i].Value
+		text, line := b.entry(i)
+		seat := c.Seats[key]
+		seat.origin = origins.Add(1)
+		c.Seats[key] = seat
+		e := &seatEntry{text: string(text), line: line, key: key}
+		e.seat = seat.elide(&seatSource{name: name, text: e.text, line: line})
+		read[e.text] = e
+	}
+	entryMemo.mu.Lock()
+	entryMemo.name, entryMemo.entries = name, read
+	entryMemo.mu.Unlock()
+}
+
 // seatsKeyAt reports whether root is a block mapping at column 1 whose key
 // `seats`, plain, is on line (0-based) with an empty value: the block below
-// it is that key's value.
+// it is that key's value. line -1 asks only for the plain key at column 1
+// of a block mapping at column 1 (the whole document).
 func seatsKeyAt(root *yaml.Node, line int) bool {
 	if root == nil || root.Kind != yaml.MappingNode || root.Style&yaml.FlowStyle != 0 || root.Column != 1 {
 		return false
@@ -228,6 +340,9 @@ func seatsKeyAt(root *yaml.Node, line int) bool {
 	for i := 0; i+1 < len(root.Content); i += 2 {
 		k, v := root.Content[i], root.Content[i+1]
 		if k.Value == "seats" {
+			if line < 0 { // the whole document: the block is its value
+				return k.Kind == yaml.ScalarNode && k.Style == 0 && k.Column == 1 && v.Anchor == ""
+			}
 			return k.Kind == yaml.ScalarNode && k.Style == 0 && k.Line == line+1 && k.Column == 1 &&
 				isNull(v) && v.Value == "" && v.Anchor == ""
 		}

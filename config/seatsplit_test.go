@@ -8,17 +8,23 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// withoutOrigins returns c's seats with their origins cleared: the one
-// field a decoding by seat sets and the whole document's does not.
-func withoutOrigins(c *Config) *Config {
+// withoutOrigins returns c with its seats' gate entries decoded again
+// where a reload left them out (WithGates) and their origins cleared: what
+// a decoding by seat sets and the whole document's does not.
+func withoutOrigins(t *testing.T, c *Config) *Config {
+	t.Helper()
 	if c == nil || c.Seats == nil {
 		return c
 	}
 	out := *c
 	out.Seats = make(SeatConfigs, len(c.Seats))
 	for k, s := range c.Seats {
-		s.origin = 0
-		out.Seats[k] = s
+		full, err := s.WithGates()
+		require.NoError(t, err)
+		require.Nil(t, full.elided)
+		require.Equal(t, s.origin, full.origin)
+		full.origin = 0
+		out.Seats[k] = full
 	}
 	return &out
 }
@@ -39,17 +45,24 @@ func requireAsWhole(t *testing.T, name string, data []byte) *Config {
 	got, err := Parse(name, data)
 	want, wantErr := parse(name, data, false)
 	require.Equal(t, errText(wantErr), errText(err), "%s", data)
-	require.Equal(t, withoutOrigins(want), withoutOrigins(got), "%s", data)
+	require.Equal(t, withoutOrigins(t, want), withoutOrigins(t, got), "%s", data)
 	return got
 }
 
-// bySeat reports whether data is decoded by seat, from a fresh memo.
+// bySeat reports whether data is decoded by seat, from an empty memo.
 func bySeat(data []byte) bool {
 	entryMemo.mu.Lock()
-	entryMemo.name, entryMemo.entries = "", nil
+	entryMemo.name, entryMemo.entries = "x.yaml", map[string]*seatEntry{}
 	entryMemo.mu.Unlock()
 	c := DefaultConfig()
 	return decodeBySeat("x.yaml", data, &c)
+}
+
+// forget empties the memo: the next load is a first load.
+func forget() {
+	entryMemo.mu.Lock()
+	entryMemo.name, entryMemo.entries = "", nil
+	entryMemo.mu.Unlock()
 }
 
 // Every document reads the same by seat as whole: the layouts the split
@@ -60,8 +73,11 @@ func TestDecodeBySeatAgreesWithTheWholeDocument(t *testing.T) {
 		t.Helper()
 		data := []byte(doc)
 		require.Equal(t, split, bySeat(data), "%s", doc)
-		requireAsWhole(t, "x.yaml", data) // from a fresh memo
+		requireAsWhole(t, "x.yaml", data) // from an empty memo
 		requireAsWhole(t, "x.yaml", data) // from its own entries
+		forget()
+		requireAsWhole(t, "x.yaml", data) // a first load: the whole document, remembered
+		requireAsWhole(t, "x.yaml", data) // from what it remembered
 	}
 	// Decoded by seat.
 	f(true, "seats:\n  a: {action: shadow}\n  b: {failFast: false}\n")
@@ -118,8 +134,12 @@ func TestReloadBySeat(t *testing.T) {
 	}
 	const name = "reload.yaml"
 	first := requireAsWhole(t, name, doc(seat(0, 1), seat(1, 2), seat(2, 3)))
-	// An edit: the other entries are kept.
+	require.Nil(t, first.Seats["seat-0"].elided, "a seat decoded by this load holds its gate entries")
+	// An edit: the other entries are kept, without their gate entries.
 	edit := requireAsWhole(t, name, doc(seat(0, 1), seat(1, 20), seat(2, 3)))
+	require.NotNil(t, edit.Seats["seat-0"].elided)
+	require.Nil(t, edit.Seats["seat-0"].GateOptions)
+	require.Nil(t, edit.Seats["seat-1"].elided)
 	require.Equal(t, origin(first, "seat-0"), origin(edit, "seat-0"))
 	require.NotEqual(t, origin(first, "seat-1"), origin(edit, "seat-1"))
 	require.Equal(t, origin(first, "seat-2"), origin(edit, "seat-2"))
@@ -144,6 +164,14 @@ func TestReloadBySeat(t *testing.T) {
 	requireAsWhole(t, name, doc(seat(0, 1), "  seat-8: {action: [x]}\n", seat(2, 3)))
 	again := requireAsWhole(t, name, doc(seat(0, 1), strings.Replace(seat(9, 9), "seat-9", "seat-8", 1), seat(2, 3)))
 	require.Equal(t, origin(renamed, "seat-0"), origin(again, "seat-0"))
+	// Validation reads what a kept seat left out as it reads a decoded one.
+	invalid := doc(seat(0, 1), "  seat-7: {gates: [{gate: pii}]}\n", "  seat-6: {replaceGates: true, addGates: [{gate: pii}]}\n")
+	for range 2 {
+		_, err := Parse(name, invalid)
+		require.ErrorContains(t, err, `seat "seat-7": gates needs replaceGates: true`)
+		require.ErrorContains(t, err, `seat "seat-6": addGates and replaceGates: true cannot be combined`)
+		requireAsWhole(t, name, invalid)
+	}
 	// Another file's load: nothing of the first file is reused for it.
 	other := requireAsWhole(t, "other.yaml", doc(seat(0, 1)))
 	require.NotEqual(t, origin(again, "seat-0"), origin(other, "seat-0"))

@@ -361,6 +361,10 @@ func checkGateReserve(name string, cfg *config.Config, def *Policy) []error {
 // an inherited gate it does not override is the entry every such seat
 // shares, and a gate list equal to another seat's is that seat's.
 func (c *compiler) seat(key string, sc config.SeatConfig) (*Policy, []error) {
+	sc, err := sc.WithGates()
+	if err != nil {
+		return nil, []error{err}
+	}
 	def := c.def
 	where := func() string { return fmt.Sprintf("seat %q", key) }
 	file := sc.File()

@@ -211,8 +211,9 @@ func TestConfigFileReloadAsFresh(t *testing.T) {
 	entry := func(key string, price int) string {
 		return fmt.Sprintf("  %s: {gateOptions: {rtb.bid-sanity: {options: {maxPrice: %d}}}}\n", key, price)
 	}
+	action := "enforce"
 	write := func(lines ...string) {
-		text := "policy:\n  gates:\n    - {gate: bidSanity}\n    - {gate: pii, mode: warn}\nseats:\n" + strings.Join(lines, "") + "limits:\n  maxBids: 100\n"
+		text := "policy:\n  action: " + action + "\n  gates:\n    - {gate: bidSanity}\n    - {gate: pii, mode: warn}\nseats:\n" + strings.Join(lines, "") + "limits:\n  maxBids: 100\n"
 		require.NoError(t, os.WriteFile(path, []byte(text), 0o644))
 	}
 	write(entry("a", 1), entry("b", 2), entry("c", 3), "  p:\n    gateOptions:\n      pii: {mode: enforce}\n")
@@ -264,8 +265,15 @@ func TestConfigFileReloadAsFresh(t *testing.T) {
 	step(entry("a", 1), entry("b", 2), entry("c", 3), p)
 	write(entry("a", 1), "  b: {gateOptions: {rtb.bid-sanity: {options: {maxPrice: lots}}}}\n", entry("c", 3), p)
 	_, err = loadOnce(running, path)
-	require.ErrorContains(t, err, path+":7: seats.b.gateOptions.rtb.bid-sanity.options.maxPrice: want a number")
+	require.ErrorContains(t, err, path+":8: seats.b.gateOptions.rtb.bid-sanity.options.maxPrice: want a number")
 	before, fixed := step(entry("a", 1), entry("b", 5), entry("c", 3), p)
 	sameSeat(t, before, fixed, "a")
 	require.Equal(t, 3, engine.ReusedSeats(fixed))
+
+	// The default policy changes: every seat is compiled again, those
+	// kept from the load before from their text decoded again.
+	action = "shadow"
+	_, shadow := step(entry("a", 1), entry("b", 5), entry("c", 3), p)
+	require.Zero(t, engine.ReusedSeats(shadow))
+	require.True(t, shadow.Seats["a"].Shadow)
 }
