@@ -125,10 +125,7 @@ func (c *Config) loadSeatsDir(dir string) []error {
 		if ok && bytes.Equal(f.data, buf) {
 			s = f.seat
 		} else {
-			f = &seatFile{data: bytes.Clone(buf)}
-			f.err = decodeStrict(path, f.data, &s)
-			s.origin = origins.Add(1)
-			f.seat = s.elide(&seatSource{name: path, text: string(f.data), line: -1})
+			f, s = decodeSeatFile(path, buf)
 		}
 		read[path] = f
 		c.seatBytes[path] = f.data
@@ -150,6 +147,17 @@ func (c *Config) loadSeatsDir(dir string) []error {
 	return errs
 }
 
+// decodeSeatFile decodes the seat file path, read as data, and returns it
+// as kept for the next load, with the seat as this load uses it.
+func decodeSeatFile(path string, data []byte) (*seatFile, SeatConfig) {
+	f := &seatFile{data: bytes.Clone(data)}
+	var s SeatConfig
+	f.err = decodeStrict(path, f.data, &s)
+	s.origin = origins.Add(1)
+	f.seat = s.elide(&seatSource{name: path, text: string(f.data), line: -1})
+	return f, s
+}
+
 // seatFile is a seat file as a load of its seatsDir read it: its bytes,
 // and the seat they decode to (its gate entries left out: WithGates) or
 // the error decoding them.
@@ -161,9 +169,10 @@ type seatFile struct {
 
 // seatMemo holds the seat files of the last seatsDir read, so that a
 // reload decodes again only the files whose bytes changed (a seatsDir of
-// 10,000 files is decoded in about 0.5 s of CPU, compared in 0.1 s). The
-// decoded seats are shared with the configs of earlier loads, which never
-// change them. Only one directory is kept: a process loads one config.
+// 10,000 files is decoded in about 0.5 s of CPU; read and compared in
+// about 50 ms). The decoded seats, their gate entries left out, are shared
+// with the configs of earlier loads, which never change them. Only one
+// directory is kept: a process loads one config.
 var seatMemo seatFiles
 
 type seatFiles struct {
