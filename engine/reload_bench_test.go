@@ -105,6 +105,9 @@ func BenchmarkReloadSeats(b *testing.B) {
 	}
 }
 
+// reloadNice is the nice value serve reloads at (cmd/bidguard).
+const reloadNice = 10
+
 // reportCPU reports the process's CPU time per operation since cpu (GC
 // included), in ms.
 func reportCPU(b *testing.B, cpu int64) {
@@ -144,11 +147,17 @@ func (l *latencies) quantile(q float64) float64 {
 // reload took, and again. Each judging is counted as during a reload or
 // between two: the two sets of latencies, taken in turn, see the same
 // load of the machine. It reports their quantiles in µs and the reloads
-// done. Run it long enough for several reloads: -benchtime 10s.
+// done. The reloads run at nice 0, and at reloadNice on a thread of their
+// own as serve runs them (Linux). Run it long enough for several reloads:
+// -benchtime 10s.
 func BenchmarkRunDuringReload(b *testing.B) {
 	req, resp := readTypical(b)
-	for _, kind := range reloadKinds {
-		b.Run(kind, func(b *testing.B) {
+	for _, c := range []struct {
+		kind string
+		nice int
+	}{{"file", 0}, {"seatsDir", 0}, {"file", reloadNice}, {"seatsDir", reloadNice}} {
+		kind := c.kind
+		b.Run(fmt.Sprintf("%s/nice%d", kind, c.nice), func(b *testing.B) {
 			path, change := reloadCase(b, kind, 10000)
 			var holder engine.Holder
 			holder.Store(reload(b, nil, path, change(0)))
@@ -159,6 +168,9 @@ func BenchmarkRunDuringReload(b *testing.B) {
 			done.Add(1)
 			go func() {
 				defer done.Done()
+				if c.nice > 0 {
+					atNice(c.nice)
+				}
 				for i := 1; ; i++ {
 					data := change(i)
 					start := time.Now()
