@@ -313,7 +313,9 @@ type SeatConfig struct {
 	SeatNonBid    *bool              `yaml:"seatNonBid"`
 	CurrencyRates map[string]float64 `yaml:"currencyRates"`
 
-	file string // where the seat was defined, for error messages
+	file   string      // where the seat was defined, for error messages
+	origin uint64      // the decoding it came from (Origin)
+	elided *seatSource // not nil: the gate entries are left out (WithGates)
 }
 
 // File is the file the seat was defined in: the config file, or its file

@@ -34,16 +34,23 @@ func decodeStrict(name string, data []byte, out any) error {
 // parsed once: the strict decoder hands its root node to checked, which
 // checks the types over it, then decodes it into out.
 func decodeAll(name string, data []byte, out any) (bool, error) {
+	_, ok, err := decodeRoot(name, data, out)
+	return ok, err
+}
+
+// decodeRoot is decodeAll that also returns the document's root node (nil
+// when there is none).
+func decodeRoot(name string, data []byte, out any) (*yaml.Node, bool, error) {
 	w := checked{name: name, out: out, typed: map[int]bool{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	err := dec.Decode(&w)
 	if err == nil || errors.Is(err, io.EOF) {
-		return true, joinErrors(w.errs)
+		return w.root, true, joinErrors(w.errs)
 	}
 	var te *yaml.TypeError
 	if !errors.As(err, &te) {
-		return false, yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
+		return nil, false, yamlError(name, strings.TrimPrefix(err.Error(), "yaml: "))
 	}
 	errs := w.errs
 	for _, m := range te.Errors {
@@ -54,7 +61,7 @@ func decodeAll(name string, data []byte, out any) (bool, error) {
 		}
 		errs = append(errs, yamlError(name, m))
 	}
-	return true, joinErrors(errs)
+	return w.root, true, joinErrors(errs)
 }
 
 // checked is what decodeAll decodes a document into: through the
@@ -66,6 +73,7 @@ type checked struct {
 	out   any
 	errs  []error
 	typed map[int]bool
+	root  *yaml.Node
 }
 
 func (c *checked) UnmarshalYAML(unmarshal func(any) error) error {
@@ -73,6 +81,7 @@ func (c *checked) UnmarshalYAML(unmarshal func(any) error) error {
 	if err := unmarshal(&n); err != nil {
 		return err
 	}
+	c.root = n.Node
 	checkTypes(c.name, "", n.Node, reflect.TypeOf(c.out), &c.errs, c.typed)
 	return unmarshal(c.out)
 }

@@ -32,6 +32,12 @@
 // A Config is a value: Parse returns a new one, and nothing changes it
 // after the snapshot compiled from it is shared.
 //
+// A reload decodes again only the seats whose text changed: the seat files
+// of the last seatsDir read and the entries of the `seats:` block of the
+// last config file read (seatsplit.go) are kept, without their gate
+// entries, which SeatConfig.WithGates decodes again when the engine needs
+// them; SeatConfig.Origin tells the engine which seats are unchanged.
+//
 // config imports no other bidguard package but configs (the embedded
 // default policy) and the leaves audit, capture and quarantine (their
 // settings types).

@@ -260,8 +260,8 @@ func (c *Config) validateSeats(v *problems, upstreams map[string]bool) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		s := c.Seats[k]
-		where := fmt.Sprintf("%s: seat %q", s.file, k)
 		bad := func(format string, args ...any) {
+			where := fmt.Sprintf("%s: seat %q", s.file, k)
 			v.errs = append(v.errs, fmt.Errorf("%s: "+format, append([]any{where}, args...)...))
 		}
 		if k == "" {
@@ -279,10 +279,11 @@ func (c *Config) validateSeats(v *problems, upstreams map[string]bool) {
 		if s.CurrencyRates != nil {
 			bad("currencyRates belongs to the default policy only")
 		}
-		if len(s.Gates) > 0 && !s.ReplaceGates {
+		gates, addGates := s.listLens()
+		if gates > 0 && !s.ReplaceGates {
 			bad("gates needs replaceGates: true (use addGates to append)")
 		}
-		if s.ReplaceGates && len(s.AddGates) > 0 {
+		if s.ReplaceGates && addGates > 0 {
 			bad("addGates and replaceGates: true cannot be combined")
 		}
 		switch s.Action {

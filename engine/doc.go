@@ -9,8 +9,10 @@
 //
 // A seat policy holds only what differs from the default policy (intern.go):
 // a GateEntry, and its Gate, is shared by every seat that configures it
-// alike, and CompileFrom reuses from the snapshot in use the gates whose
-// options did not change (not those that read a file). A GateEntry thus
+// alike, and CompileFrom reuses from the snapshot in use the gates and
+// entries whose options did not change (not those that read a file), and
+// whole seat policies whose seat was decoded from unchanged text
+// (config.SeatConfig.Origin) over an unchanged default policy. A GateEntry thus
 // identifies a gate as configured, not a policy: the policy that judged a
 // bid is its verdict's Policy.
 //

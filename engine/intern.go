@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"sync/atomic"
 )
 
 // Interning: a compiled configuration holds each gate instance once.
@@ -21,10 +22,14 @@ import (
 // is shared the same way, and so is a seat's whole gate list when another
 // seat has the same one.
 //
-// Compile keeps its table in the snapshot; CompileFrom looks gates up in the
-// previous snapshot's table too, so a reload builds only the gates whose
-// options changed. A gate whose constructor read a file (Env.Watch) is shared
-// within one compilation only: the file may have changed since.
+// Compile keeps its table in the snapshot; CompileFrom looks gates and
+// entries up in the previous snapshot's table too, so a reload builds only
+// the gates whose options changed. A gate whose constructor read a file
+// (Env.Watch) is shared within one compilation only: the file may have
+// changed since. A seat whose config was decoded from unchanged bytes
+// (config.SeatConfig.Origin) keeps its compiled policy whole, its entries
+// carried into the new table, when the default policy it inherits kept its
+// entries too (seatContext).
 
 // gateKey identifies a gate instance.
 type gateKey [sha256.Size]byte
@@ -52,11 +57,39 @@ type internTable struct {
 	gates   map[gateKey]*internedGate
 	entries map[entryKey]*GateEntry
 	// lists are the seat policies' gate lists, keyed by their entries' ids.
-	lists map[string][]*GateEntry
+	lists map[string]*gateList
 }
 
-func newInternTable() *internTable {
-	return &internTable{gates: map[gateKey]*internedGate{}, entries: map[entryKey]*GateEntry{}, lists: map[string][]*GateEntry{}}
+// gateList is an interned gate list and what the snapshot's version hashes
+// of it: the sum of its entries' sums, taken once however many seats
+// share it.
+type gateList struct {
+	gates []*GateEntry
+	sum   [sha256.Size]byte
+}
+
+func newGateList(gates []*GateEntry) *gateList {
+	l := &gateList{gates: gates}
+	h := sha256.New()
+	for _, e := range gates {
+		h.Write(e.sum[:])
+	}
+	h.Sum(l.sum[:0])
+	return l
+}
+
+// entryIDs numbers the entries of every compilation: an entry may pass
+// from a snapshot to the next, and a gate list is keyed by its entries' ids.
+var entryIDs atomic.Uint64
+
+// newInternTable returns an empty table sized for as much as prev (nil:
+// none) holds: a reload mostly carries the previous table over.
+func newInternTable(prev *internTable) *internTable {
+	if prev == nil {
+		prev = &internTable{}
+	}
+	return &internTable{gates: make(map[gateKey]*internedGate, len(prev.gates)),
+		entries: make(map[entryKey]*GateEntry, len(prev.entries)), lists: make(map[string]*gateList, len(prev.lists))}
 }
 
 // gateKeyOf returns the key of the gate factory builds from opts under env,

@@ -71,10 +71,15 @@ type GateEntry struct {
 	judgesEmpty bool
 	quarantine  bool               // the gate is a QuarantineGate
 	src         *config.GateConfig // a default policy entry as configured: what a seat inherits
-	// id is the entry's index in its snapshot's intern table; sum what
-	// the snapshot's version hashes of it.
-	id  uint32
+	// id is unique in the process (entryIDs): a gate list is keyed by
+	// its entries' ids, and an entry outlives the snapshot that built it.
+	// sum is what the snapshot's version hashes of it.
+	id  uint64
 	sum [32]byte
+	// key and interned are the entry's key and gate in the intern table
+	// (interned nil: built for this entry alone, shared with nothing).
+	key      entryKey
+	interned *internedGate
 }
 
 // Policy is a compiled policy: the default one or a seat's.
@@ -85,6 +90,13 @@ type Policy struct {
 	FailFast bool
 	Gates    []*GateEntry
 	index    int
+	// origin is the seat's config.SeatConfig.Origin (0: none); reusable
+	// tells that every entry is interned and read no file, so that a
+	// reload may take the policy as it is when the seat's origin and the
+	// compilation's context are unchanged (compiler.reuse).
+	origin   uint64
+	reusable bool
+	list     *gateList // Gates interned (nil: none, the default policy)
 }
 
 // Snapshot is an immutable compiled configuration. Requests hold the
@@ -118,6 +130,8 @@ type Snapshot struct {
 	policies  []*Policy
 	qualified map[[2]string]*Policy
 	intern    *internTable // the gates, entries and gate lists of the policies
+	context   seatContext  // what every seat policy was compiled against
+	reused    int          // seat policies taken whole from the previous snapshot
 }
 
 // Policies lists the default policy then the seat policies by key.
@@ -169,10 +183,11 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 		errs = append(errs, fmt.Errorf("%s: policy.%w", name, err))
 	}
 	s.Rates = rates
-	c := &compiler{reg: reg, name: name, dir: filepath.Dir(name), cur: newInternTable(), seen: map[string]bool{}}
+	c := &compiler{reg: reg, name: name, dir: filepath.Dir(name), seen: map[string]bool{}}
 	if prev != nil {
 		c.prev = prev.intern
 	}
+	c.cur = newInternTable(c.prev)
 
 	failFast := cfg.Policy.FailFast == nil || *cfg.Policy.FailFast
 	def := &Policy{Key: "default", Shadow: cfg.Policy.Action == "shadow", FailFast: failFast}
@@ -196,6 +211,10 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 	}
 	s.Default = def
 	c.def = def
+	s.context = seatContext{name: name, def: def.Gates, shadow: def.Shadow, failFast: def.FailFast, defNamesOK: c.defNamesOK}
+	if prev != nil && prev.intern != nil && prev.context.equal(s.context) {
+		c.prevSeats = prev.Seats
+	}
 	c.inherited = make([]*GateEntry, len(def.Gates))
 	s.policies = make([]*Policy, 1, 1+len(cfg.Seats))
 	s.policies[0] = def
@@ -209,7 +228,13 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 		if i%yieldEvery == yieldEvery-1 {
 			runtime.Gosched()
 		}
-		p, perrs := c.seat(k, cfg.Seats[k])
+		p := c.reuse(k, cfg.Seats[k])
+		var perrs []error
+		if p == nil {
+			p, perrs = c.seat(k, cfg.Seats[k])
+		} else {
+			s.reused++
+		}
 		errs = append(errs, perrs...)
 		if p != nil {
 			p.index = len(s.policies)
@@ -272,10 +297,13 @@ type compiler struct {
 	// defNamesOK: the default policy's result names are distinct, so
 	// are those a seat inherits.
 	defNamesOK bool
-	files      []string // the files gates read, each once
-	seen       map[string]bool
-	keyBuf     []byte
-	listBuf    []*GateEntry
+	// prevSeats are the previous snapshot's seat policies when they were
+	// compiled in the same context (nil otherwise): reuse takes them.
+	prevSeats map[string]*Policy
+	files     []string // the files gates read, each once
+	seen      map[string]bool
+	keyBuf    []byte
+	listBuf   []*GateEntry
 }
 
 // watch registers a file a gate read, for reload polling.
@@ -317,6 +345,10 @@ func checkGateReserve(name string, cfg *config.Config, def *Policy) []error {
 // an inherited gate it does not override is the entry every such seat
 // shares, and a gate list equal to another seat's is that seat's.
 func (c *compiler) seat(key string, sc config.SeatConfig) (*Policy, []error) {
+	sc, err := sc.WithGates()
+	if err != nil {
+		return nil, []error{err}
+	}
 	def := c.def
 	where := func() string { return fmt.Sprintf("seat %q", key) }
 	file := sc.File()
@@ -433,7 +465,16 @@ func (c *compiler) seat(key string, sc config.SeatConfig) (*Policy, []error) {
 	if len(errs) > 0 {
 		return nil, errs
 	}
-	p.Gates = c.list(gates)
+	if p.list = c.list(gates); p.list != nil {
+		p.Gates = p.list.gates
+	}
+	p.origin = sc.Origin()
+	p.reusable = true
+	for _, e := range p.Gates {
+		if e.interned == nil || e.interned.watched {
+			p.reusable = false
+		}
+	}
 	return p, nil
 }
 
@@ -468,8 +509,8 @@ func (c *compiler) pristine(i int) any {
 	return c.decoded[i]
 }
 
-// list returns the interned copy of a seat's gate list.
-func (c *compiler) list(gates []*GateEntry) []*GateEntry {
+// list returns the interned copy of a seat's gate list (nil: empty).
+func (c *compiler) list(gates []*GateEntry) *gateList {
 	if len(gates) == 0 {
 		return nil
 	}
@@ -477,7 +518,13 @@ func (c *compiler) list(gates []*GateEntry) []*GateEntry {
 	if l, ok := c.cur.lists[string(c.keyBuf)]; ok {
 		return l
 	}
-	l := slices.Clone(gates)
+	if c.prev != nil {
+		if l, ok := c.prev.lists[string(c.keyBuf)]; ok {
+			c.cur.lists[string(c.keyBuf)] = l
+			return l
+		}
+	}
+	l := newGateList(slices.Clone(gates))
 	c.cur.lists[string(c.keyBuf)] = l
 	return l
 }
@@ -591,11 +638,22 @@ func (c *compiler) entry(gc *config.GateConfig, over *config.GateOverride, inher
 		name = gc.Name
 	}
 	ek := entryKey{gate: key, name: name, mode: mode}
-	if e := c.cur.entries[ek]; e != nil && interned {
-		return e, nil
+	if interned {
+		if e := c.cur.entries[ek]; e != nil {
+			return e, nil
+		}
+		if c.prev != nil {
+			if e := c.prev.entries[ek]; e != nil && e.interned == ig {
+				c.cur.entries[ek] = e
+				return e, nil
+			}
+		}
 	}
 	e := &GateEntry{Name: name, Factory: f.Name, Mode: mode, Kind: f.Kind, Gate: ig.gate, Options: ig.opts,
-		id: uint32(len(c.cur.entries)), sum: entrySum(ig.version, name, mode)}
+		id: entryIDs.Add(1), sum: entrySum(ig.version, name, mode)}
+	if interned {
+		e.key, e.interned = ek, ig
+	}
 	g := ig.gate
 	_, e.quarantine = g.(QuarantineGate)
 	switch f.Kind {
@@ -657,6 +715,10 @@ func (s *Snapshot) hash(data []byte) string {
 		line = strconv.AppendBool(append(line, " failFast="...), p.FailFast)
 		line = strconv.AppendInt(append(line, " gates="...), int64(len(p.Gates)), 10)
 		h.Write(append(line, '\n'))
+		if p.list != nil {
+			h.Write(p.list.sum[:]) // its entries' sums, taken once per list
+			continue
+		}
 		for _, e := range p.Gates {
 			h.Write(e.sum[:]) // its gate's key (factory, options), name and mode
 		}

@@ -23,13 +23,17 @@ func seatsDirConfig(tb testing.TB, dir string, n int) (string, []byte) {
 	seats := filepath.Join(dir, "seats")
 	require.NoError(tb, os.MkdirAll(seats, 0o755))
 	for i := range n {
-		text := fmt.Sprintf("seat: seat-%d\ngateOptions:\n  rtb.bid-sanity: {options: {maxPrice: %d}}\n", i, i+1)
-		require.NoError(tb, os.WriteFile(filepath.Join(seats, fmt.Sprintf("seat-%05d.yaml", i)), []byte(text), 0o644))
+		require.NoError(tb, os.WriteFile(filepath.Join(seats, fmt.Sprintf("seat-%06d.yaml", i)), []byte(seatFile(i, i+1)), 0o644))
 	}
 	path := filepath.Join(dir, "bidguard.yaml")
 	data := []byte("seatsDir: seats\n")
 	require.NoError(tb, os.WriteFile(path, data, 0o644))
 	return path, data
+}
+
+// seatFile is the seat file of seat i overriding maxPrice.
+func seatFile(i, maxPrice int) string {
+	return fmt.Sprintf("seat: seat-%d\ngateOptions:\n  rtb.bid-sanity: {options: {maxPrice: %d}}\n", i, maxPrice)
 }
 
 // reload parses data (the config file path) and compiles it from prev.
@@ -42,18 +46,67 @@ func reload(tb testing.TB, prev *engine.Snapshot, path string, data []byte) *eng
 	return snap
 }
 
-// BenchmarkReloadSeatsDir is a reload of a seatsDir of 10,000 seat files
-// that each override one option, none changed since the snapshot in use.
-func BenchmarkReloadSeatsDir(b *testing.B) {
-	path, data := seatsDirConfig(b, b.TempDir(), 10000)
-	prev := reload(b, nil, path, data)
-	b.ReportAllocs()
-	cpu := processCPU()
-	for b.Loop() {
-		prev = reload(b, prev, path, data)
+// reloadKinds are the two places seats are configured in: the config
+// file, or a seatsDir of one file per seat.
+var reloadKinds = []string{"file", "seatsDir"}
+
+// reloadCase writes a config of n seats that each override one option, in
+// the config file or a seatsDir (kind), and returns the config file's path
+// and the change a reload loads: change(i) edits seat 17 for reload i
+// (its maxPrice, or failFast in place of it, alternately) and returns the
+// config file's bytes.
+func reloadCase(tb testing.TB, kind string, n int) (path string, change func(i int) []byte) {
+	dir := tb.TempDir()
+	if kind == "file" {
+		a := seatsConfig(n, oneOption)
+		b := seatsConfig(n, func(i int) string {
+			if i == 17 {
+				return "{failFast: false}"
+			}
+			return oneOption(i)
+		})
+		return filepath.Join(dir, "seats.yaml"), func(i int) []byte {
+			if i%2 == 1 {
+				return b
+			}
+			return a
+		}
 	}
-	reportCPU(b, cpu)
+	path, data := seatsDirConfig(tb, dir, n)
+	changed := filepath.Join(dir, "seats", "seat-000017.yaml")
+	return path, func(i int) []byte {
+		if err := os.WriteFile(changed, []byte(seatFile(17, 100+i%2)), 0o644); err != nil {
+			panic(err)
+		}
+		return data
+	}
 }
+
+// BenchmarkReloadSeats is a reload as serve makes one: a config of n seats
+// that each override one option, one of them changed since the snapshot in
+// use, parsed and compiled from that snapshot; in one config file or in a
+// seatsDir of n files. Run the 100,000 seats with -benchtime 5x.
+func BenchmarkReloadSeats(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		for _, kind := range reloadKinds {
+			b.Run(fmt.Sprintf("%s/%d", kind, n), func(b *testing.B) {
+				path, change := reloadCase(b, kind, n)
+				prev := reload(b, nil, path, change(0))
+				b.ReportAllocs()
+				cpu := processCPU()
+				i := 1
+				for b.Loop() {
+					prev = reload(b, prev, path, change(i))
+					i++
+				}
+				reportCPU(b, cpu)
+			})
+		}
+	}
+}
+
+// reloadNice is the nice value serve reloads at (cmd/bidguard).
+const reloadNice = 10
 
 // reportCPU reports the process's CPU time per operation since cpu (GC
 // included), in ms.
@@ -90,34 +143,24 @@ func (l *latencies) quantile(q float64) float64 {
 // (an Eval from the pool, both decoded, the snapshot in use run) on one
 // goroutine, with 10,000 seat policies configured, while another goroutine
 // reloads them (the config file of 10,000 seats, or a seatsDir of 10,000
-// files with one changed file per reload), then waits as long as the
+// files, one seat changed per reload: reloadCase), then waits as long as the
 // reload took, and again. Each judging is counted as during a reload or
 // between two: the two sets of latencies, taken in turn, see the same
 // load of the machine. It reports their quantiles in µs and the reloads
-// done. Run it long enough for several reloads: -benchtime 10s.
+// done. The reloads run at nice 0, and at reloadNice on a thread of their
+// own as serve runs them (Linux). Run it long enough for several reloads:
+// -benchtime 10s.
 func BenchmarkRunDuringReload(b *testing.B) {
 	req, resp := readTypical(b)
-	data := seatsConfig(10000, oneOption)
-	dir := b.TempDir()
-	dirPath, dirData := seatsDirConfig(b, dir, 10000)
-	changed := filepath.Join(dir, "seats", "seat-00017.yaml")
 	for _, c := range []struct {
-		name   string
-		path   string
-		data   []byte
-		change func(i int)
-	}{
-		{"file", "seats.yaml", data, func(int) {}},
-		{"seatsDir", dirPath, dirData, func(i int) {
-			text := fmt.Sprintf("seat: seat-17\ngateOptions:\n  rtb.bid-sanity: {options: {maxPrice: %d}}\n", 100+i%2)
-			if err := os.WriteFile(changed, []byte(text), 0o644); err != nil {
-				panic(err)
-			}
-		}},
-	} {
-		b.Run(c.name, func(b *testing.B) {
+		kind string
+		nice int
+	}{{"file", 0}, {"seatsDir", 0}, {"file", reloadNice}, {"seatsDir", reloadNice}} {
+		kind := c.kind
+		b.Run(fmt.Sprintf("%s/nice%d", kind, c.nice), func(b *testing.B) {
+			path, change := reloadCase(b, kind, 10000)
 			var holder engine.Holder
-			holder.Store(reload(b, nil, c.path, c.data))
+			holder.Store(reload(b, nil, path, change(0)))
 			stop := make(chan struct{})
 			var done sync.WaitGroup
 			var reloads atomic.Int64
@@ -125,11 +168,14 @@ func BenchmarkRunDuringReload(b *testing.B) {
 			done.Add(1)
 			go func() {
 				defer done.Done()
-				for i := 0; ; i++ {
-					c.change(i)
+				if c.nice > 0 {
+					atNice(c.nice)
+				}
+				for i := 1; ; i++ {
+					data := change(i)
 					start := time.Now()
 					reloading.Store(true)
-					holder.Store(reload(b, holder.Load(), c.path, c.data))
+					holder.Store(reload(b, holder.Load(), path, data))
 					reloading.Store(false)
 					reloads.Add(1)
 					select {

@@ -188,7 +188,9 @@ func (r *reloader) check(trigger string, force bool) {
 // reload builds the new snapshot and swaps it in, or keeps the old one.
 func (r *reloader) reload(log *slog.Logger, trigger string) {
 	old := r.holder.Load()
-	snap, err := r.load()
+	var snap *engine.Snapshot
+	var err error
+	atLowPriority(func() { snap, err = r.load() })
 	if err != nil {
 		r.m.count(reloadError)
 		log.Error("config reload failed; the old config stays", "config", old.Version, "error", err)
@@ -217,7 +219,7 @@ func (r *reloader) reload(log *slog.Logger, trigger string) {
 	if r.onLoad != nil {
 		r.onLoad(snap, trigger)
 	}
-	releaseLoadGarbage()
+	atLowPriority(releaseLoadGarbage)
 }
 
 // releaseLoadGarbage returns the memory of a load to the OS at once: parsing
