@@ -154,3 +154,26 @@ func TestEnforcesQuarantine(t *testing.T) {
 	require.True(t, snap.Default.Gates[0].EnforcesQuarantine())
 	require.False(t, snap.Default.Gates[1].EnforcesQuarantine())
 }
+
+// TestRunAgainStartsAfresh: an Eval run a second time, under another
+// snapshot whose seat policies group the bids differently, judges each bid
+// under the second snapshot's policy alone, as a fresh Eval does (the
+// grouping of the first run must not be read again).
+func TestRunAgainStartsAfresh(t *testing.T) {
+	const gates = "policy:\n  gates: [{gate: bidSanity, options: {maxPrice: 10}}]\n"
+	first := snapshot(t, gates+"seats:\n  \"512\": {action: shadow}\n")
+	second := snapshot(t, gates+"seats:\n  \"777\": {action: shadow}\n")
+	ev := judge(t, first, engine.CheckOptions{LatencyMs: -1})
+	require.False(t, ev.Out.Bids[2].Kept, "seat 777's bid over maxPrice under the default policy")
+
+	out := ev.Run(second, engine.RunOptions{})
+	fresh := &judge(t, second, engine.CheckOptions{LatencyMs: -1}).Out
+	require.Len(t, out.Bids, 3)
+	for i := range out.Bids {
+		require.Equal(t, fresh.Bids[i].Policy.Key, out.Bids[i].Policy.Key, "bid %d", i)
+		require.Equal(t, fresh.Bids[i].Kept, out.Bids[i].Kept, "bid %d", i)
+		require.Equal(t, fresh.Bids[i].Rejection.Reason, out.Bids[i].Rejection.Reason, "bid %d", i)
+	}
+	require.True(t, out.Bids[2].Kept, "action: shadow on seat 777 removes nothing")
+	require.True(t, out.Bids[2].WouldReject())
+}

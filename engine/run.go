@@ -203,6 +203,7 @@ func (e *Eval) bidsOf(sp *policySpan) []int32 { return e.byPolicy[sp.lo:sp.hi] }
 func (e *Eval) groupByPolicy(upstream string) {
 	snap, bids := e.snap, e.In.Bids
 	e.order = append(e.order[:0], policySpan{p: snap.Default})
+	e.byPolicy = e.byPolicy[:0] // spans index it from 0: a second Run of one Eval starts afresh
 	if len(snap.Seats) == 0 {
 		for i := range bids {
 			e.Out.Bids[i] = BidVerdict{Policy: snap.Default}
