@@ -54,3 +54,21 @@ func TestInsecureCSSEscapeThenCR(t *testing.T) {
 	}
 	require.False(t, Insecure([]byte("<style>a{background:\\75\rrl(https://x)}</style>"), HTML, DefaultLimits))
 }
+
+// TestInsecureJSSurrogatePairs: a \uD8xx escape joins the next escape into
+// one character only when that is a \u escape of a low surrogate; before
+// any other escape the high surrogate stands alone and the escape is read
+// on its own. Joining across \" would swallow the quote that ends alt= and
+// hide the src a browser loads.
+func TestInsecureJSSurrogatePairs(t *testing.T) {
+	for _, c := range []struct {
+		adm  string
+		want bool
+	}{
+		{`<script>document.write('<img alt="\uD83D\"DEAD src=http://x>')</script>`, true},
+		{`<script>document.write('<img alt="\uD83D\uDE00" src=http://x>')</script>`, true},
+		{`<script>document.write('<img alt="\uD83D\uDE00 src=http://x>')</script>`, false},
+	} {
+		require.Equal(t, c.want, Insecure([]byte(c.adm), HTML, DefaultLimits), "%s", c.adm)
+	}
+}
