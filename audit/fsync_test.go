@@ -1,10 +1,12 @@
 package audit
 
 import (
+	"errors"
 	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -104,4 +106,38 @@ func TestLogIdleWriterHeadsWithoutFsync(t *testing.T) {
 	waitFor(t, func() bool { return heads() >= after+3 }, "heads go on while idle")
 	require.Equal(t, 1, w.calls(), "an idle writer began an fsync with nothing written")
 	require.NoError(t, l.Close())
+}
+
+// A failed fsync: at Open, Open fails and closes the segment (a second
+// Open can lock it); in the writer, it is logged (what it covered may not
+// be durable) and the writer goes on.
+func TestLogFsyncFailure(t *testing.T) {
+	var armed atomic.Bool
+	failing := func(f *os.File) error {
+		if armed.Load() {
+			return errors.New("injected fsync failure")
+		}
+		return f.Sync()
+	}
+	path := logPath(t)
+	armed.Store(true)
+	_, err := Open(Options{Path: path, Key: testKey, fsync: failing})
+	require.ErrorContains(t, err, "injected fsync failure")
+	armed.Store(false)
+	l := openLog(t, Options{Path: path})
+	require.NoError(t, l.Close())
+
+	var out syncBuf
+	var m testMeters
+	l = openLog(t, Options{Path: path, fsync: failing, Meters: m.meters(), Logger: slog.New(slog.NewTextHandler(&out, nil))})
+	armed.Store(true)
+	require.True(t, l.Enqueue(reject(0)))
+	waitFor(t, func() bool { return strings.Contains(out.String(), "fsync failed") }, "the failed fsync is logged")
+	armed.Store(false)
+	written := m.written.get()
+	require.True(t, l.Enqueue(reject(1)))
+	waitFor(t, func() bool { return m.written.get() > written }, "the writer goes on")
+	require.NoError(t, l.Close())
+	_, err = VerifyFiles([]string{path}, testKey, nil)
+	require.NoError(t, err)
 }
