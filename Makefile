@@ -9,7 +9,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 # The Dockerfile's build flags, the same static binary.
 LDFLAGS := -s -w -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
-.PHONY: build image test test-noalloc lint fuzz bench compare bench-deps loadtest ci faults faults-deps mutate
+.PHONY: build image test test-noalloc lint fuzz bench compare bench-deps loadtest ci faults faults-deps mutate mutate-sample
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(LDFLAGS)" -o bin/bidguard ./cmd/bidguard
@@ -68,6 +68,15 @@ PKG ?= ./gates/
 GREMLINS ?= $(shell $(GO) env GOPATH)/bin/gremlins
 mutate:
 	GOFLAGS=-count=1 nice -n 19 $(GREMLINS) unleash --workers 1 --timeout-coefficient 10 $(MUTATE_ARGS) $(PKG)
+
+# A seeded sample of gremlins' mutants of PKG (MUTATE_N of them, drawn with
+# MUTATE_SEED), each applied alone through go test -overlay, the tests of
+# its package and of PKG run (tools/mutsample): the numbers the README
+# quotes. make mutate-sample PKG=./quarantine/ MUTATE_SEED=2711
+MUTATE_N ?= 40
+MUTATE_SEED ?= 2711
+mutate-sample:
+	GOFLAGS=-count=1 nice -n 19 $(GREMLINS) unleash --dry-run $(PKG) | nice -n 19 $(GO) run ./tools/mutsample -list - -pkg $(PKG) -n $(MUTATE_N) -seed $(MUTATE_SEED)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./jsonraw/ ./engine/ ./gates/ ./rtb/ ./quarantine/

@@ -76,6 +76,12 @@ type Options struct {
 	// Logger receives the writer's errors (at most one a second) and the
 	// chain head. Nil means slog.Default().
 	Logger *slog.Logger
+
+	// fsync and syncAfter, when set (by tests), replace (*os.File).Sync
+	// and the syncAfter constant for the writer's fsyncs: tests see when it
+	// syncs, and make it sync on the count alone or fail.
+	fsync     func(*os.File) error
+	syncAfter time.Duration
 }
 
 // Log is an open audit log: a hash chain of records in segment files, owned
@@ -164,6 +170,12 @@ func Open(opt Options) (*Log, error) {
 	}
 	if opt.Queue <= 0 {
 		opt.Queue = DefaultQueue
+	}
+	if opt.fsync == nil {
+		opt.fsync = (*os.File).Sync
+	}
+	if opt.syncAfter <= 0 {
+		opt.syncAfter = syncAfter
 	}
 	l := &Log{
 		opt:      opt,
@@ -275,7 +287,7 @@ func (l *Log) Close() error {
 // syncer runs the fsyncs the writer starts.
 func (l *Log) syncer() {
 	for f := range l.syncReq {
-		l.syncDone <- syncResult{f, f.Sync()}
+		l.syncDone <- syncResult{f, l.opt.fsync(f)}
 	}
 }
 
@@ -310,7 +322,7 @@ func (l *Log) run() {
 		}
 		wait := time.Duration(-1)
 		if l.w.unsynced > 0 && !l.w.syncing {
-			wait = max(syncAfter-time.Since(l.w.firstUnsynced), 0)
+			wait = max(l.opt.syncAfter-time.Since(l.w.firstUnsynced), 0)
 		}
 		if l.opt.HeadEvery > 0 {
 			h := max(l.opt.HeadEvery-time.Since(l.w.lastHead), 0)
@@ -415,7 +427,7 @@ func (l *Log) step() {
 		l.fail(err)
 		return
 	}
-	if w.unsynced > 0 && !w.syncing && (w.unsynced >= l.opt.FsyncEvery || time.Since(w.firstUnsynced) >= syncAfter) {
+	if w.unsynced > 0 && !w.syncing && (w.unsynced >= l.opt.FsyncEvery || time.Since(w.firstUnsynced) >= l.opt.syncAfter) {
 		w.syncing, w.unsynced = true, 0
 		l.syncReq <- w.f // never blocks: at most one fsync is in flight
 	}
@@ -507,7 +519,7 @@ func (l *Log) syncNow() error {
 	if w.syncing {
 		l.synced(<-l.syncDone)
 	}
-	if err := w.f.Sync(); err != nil {
+	if err := l.opt.fsync(w.f); err != nil {
 		return err
 	}
 	w.unsynced = 0

@@ -51,6 +51,20 @@ func TestContentRefusals(t *testing.T) {
 	f("échecs", "")
 }
 
+// TestContentWordBoundaryNonASCII: a letter written in several bytes next to
+// a phrase makes it part of a longer word, whatever its last byte (р is
+// D1 80, א is D7 90) or first byte (D7, read alone, is ×); a non-ASCII
+// symbol (« is C2 AB) is a boundary.
+func TestContentWordBoundaryNonASCII(t *testing.T) {
+	g := &content{refusals: true, phrases: newPhraseSet(refusalPhrases)}
+	for _, s := range []string{"рi can't help", "אi can't help", "éi can't help", "i can't helpא", "i can't helpр", "i can't help中"} {
+		require.Equal(t, "", g.match([]byte(s)), "%q", s)
+	}
+	for _, s := range []string{"«i can't help»", "—i can't help—", "\u00a0i can't help\u00a0", "中 i can't help"} {
+		require.Equal(t, "refusal phrase detected: i can't help", g.match([]byte(s)), "%q", s)
+	}
+}
+
 func TestNormalisePhrase(t *testing.T) {
 	require.Equal(t, "i can't help", normalisePhrase("  I   Can’t\tHELP "))
 	require.Equal(t, "", normalisePhrase(" \t "))

@@ -1,12 +1,16 @@
 package gates
 
 import (
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/bidguard/bidguard/gates/markup"
 	"github.com/stretchr/testify/require"
 )
+
+var markupCacheRuns atomic.Uint64
 
 // A cached verdict is the reading's verdict, whatever was read before: the
 // key separates readings and limits, and a hit is counted.
@@ -37,8 +41,11 @@ func TestMarkupCacheKeepsReadingsAndLimitsApart(t *testing.T) {
 	require.Zero(t, readMarkup(nested, markup.HTML, markup.DefaultLimits).finding&markup.Unreadable)
 
 	// Unknown media type: sniffed on the miss, the same verdict on the hit.
+	// A creative no run has read: the cache outlives a run (-count).
+	adm = append(append([]byte(nil), adm...), "<!-- "+strconv.FormatUint(markupCacheRuns.Add(1), 10)+" -->"...)
 	before := MarkupCacheStats()
 	want, _ := markup.Read(adm, markup.Sniff(adm), markup.DefaultLimits)
+	require.NotZero(t, markup.Sniff(adm)&markup.VAST)
 	require.Equal(t, want, readMarkup(adm, 0, markup.DefaultLimits).finding)
 	require.Equal(t, want, readMarkup(adm, 0, markup.DefaultLimits).finding)
 	after := MarkupCacheStats()

@@ -177,3 +177,24 @@ func BenchmarkSchema(b *testing.B) {
 		b.Fatal("the typical pair must pass")
 	}
 }
+
+// The schema reads the document as written; the decoder, like
+// encoding/json, takes the last of keys that differ only in case. An issue
+// at a bid the decoded response does not hold (seatbid.0.bid.1 where the
+// decoded seatbid 0 has one bid) is response-level: never the next seat's
+// bid, which is valid.
+func TestSchemaAttributionPastTheDecodedBids(t *testing.T) {
+	g, _, err := buildSchema(t, "file: schemas/response.json", false)
+	require.NoError(t, err)
+	resp := `{"id":"r1","seatbid":[{"seat":"a","bid":[{"id":"a1","impid":"1","price":1,"crid":"c","adm":"x"},{"id":"a2","impid":"1","price":0,"crid":"c","adm":"x"}]}],` +
+		`"SeatBid":[{"seat":"c","bid":[{"id":"c1","impid":"1","price":1,"crid":"c","adm":"x"}]},{"seat":"d","bid":[{"id":"d1","impid":"1","price":1,"crid":"c","adm":"x"}]}]}`
+	ev := engine.AcquireEval()
+	defer engine.ReleaseEval(ev)
+	require.NoError(t, ev.DecodeResponse([]byte(resp), 1000))
+	require.Len(t, ev.In.Bids, 2)
+	sc := &verdictScope{}
+	g.scan(&ev.In, sc)
+	require.Len(t, sc.hits, 1)
+	require.Equal(t, -1, sc.hits[0].bid)
+	require.Equal(t, "schema validation failed (1 issue): seatbid.0.bid.1.price: exclusiveMinimum: got 0, want 0", sc.hits[0].v.Reason)
+}

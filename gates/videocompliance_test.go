@@ -181,6 +181,12 @@ func TestVideoCompliancePerSecondFloor(t *testing.T) {
 	pass := mustGate(t, "videoCompliance", "{onMissingRate: pass}").(engine.BidGate)
 	f(pass, `{"id":"1","audio":{"mincpmpersec":1},"bidfloorcur":"GBP"}`, `{"id":"r","seatbid":[{"bid":[{"id":"b1","impid":"1","price":50,"dur":15},{"id":"b2","impid":"1","price":50}]}]}`,
 		`skip no rate for USD/GBP`, "pass")
+	// No per-second floor (mincpmpersec 0, or a deal guiding the floor with
+	// a bidfloor only): nothing to convert, so no rate is needed.
+	f(g, `{"id":"1","audio":{"mincpmpersec":0},"bidfloorcur":"GBP"}`, `{"id":"r","seatbid":[{"bid":[{"id":"b1","impid":"1","price":50,"dur":15}]}]}`,
+		"pass")
+	f(g, `{"id":"1","audio":{"mincpmpersec":1},"bidfloorcur":"GBP","pmp":{"deals":[{"id":"d","bidfloor":2,"bidfloorcur":"JPY"}]}}`,
+		`{"id":"r","seatbid":[{"bid":[{"id":"b1","impid":"1","price":50,"dur":15,"dealid":"d"}]}]}`, "pass")
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }

@@ -116,11 +116,7 @@ func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 		_ = c.SetReadDeadline(time.Time{})
 		_, _ = c.Read(make([]byte, 1)) // until the sidecar or the test closes it
 	}))
-	refused, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	refusedURL := "http://" + refused.Addr().String()
-	require.NoError(t, refused.Close())
-	f("connection refused", "connect", nil, refusedURL)
+	f("connection refused", "connect", nil, "http://"+refusedAddr(t))
 	f("reset", "reset", nil, rawBidder(t, func(c net.Conn) {
 		readRequest(c)
 		_ = c.(*net.TCPConn).SetLinger(0)
