@@ -3,12 +3,6 @@ package markup
 import (
 	"bytes"
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -133,69 +127,19 @@ func nativeInputs(t testing.TB) [][]byte {
 		add(s)
 	}
 	// The gates' golden pairs: each file is JSON, and its adms native or not.
-	err := filepath.WalkDir(filepath.Join("..", "testdata"), func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".json") {
-			return err
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		out = append(out, data)
-		var v any
-		if json.Unmarshal(data, &v) == nil {
-			collectAdms(v, add)
-		}
-		return nil
-	})
-	require.NoError(t, err)
-	// This package's test inputs.
-	files, err := filepath.Glob("*_test.go")
-	require.NoError(t, err)
-	fset := token.NewFileSet()
-	for _, name := range files {
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		require.NoError(t, err)
-		ast.Inspect(f, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				if s, err := strconv.Unquote(lit.Value); err == nil {
-					add(s)
-				}
+	for _, g := range goldenFiles(t) {
+		out = append(out, g.data)
+		eachString(g.v, false, func(key, s string) {
+			if key == "adm" {
+				add(s)
 			}
-			return true
 		})
 	}
-	// The fuzz corpora.
-	corpus, err := filepath.Glob(filepath.Join("testdata", "fuzz", "*", "*"))
-	require.NoError(t, err)
-	for _, path := range corpus {
-		data, err := os.ReadFile(path)
-		require.NoError(t, err)
-		for _, line := range strings.Split(string(data), "\n")[1:] {
-			line = strings.TrimSuffix(strings.TrimPrefix(strings.TrimPrefix(line, "[]byte("), "string("), ")")
-			if s, err := strconv.Unquote(line); err == nil {
-				add(s)
-			}
-		}
+	// This package's test inputs and fuzz corpora.
+	for _, s := range append(testLiterals(t), fuzzCorpus(t)...) {
+		add(s)
 	}
 	return out
-}
-
-// collectAdms adds every string under an "adm" key of a decoded document.
-func collectAdms(v any, add func(string)) {
-	switch v := v.(type) {
-	case map[string]any:
-		for k, x := range v {
-			if s, ok := x.(string); ok && k == "adm" {
-				add(s)
-			}
-			collectAdms(x, add)
-		}
-	case []any:
-		for _, x := range v {
-			collectAdms(x, add)
-		}
-	}
 }
 
 // nativeWrapped puts s, as the raw contents of a JSON string, where the

@@ -2,9 +2,6 @@ package markup
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -23,36 +20,15 @@ var splitTagDocs = []string{
 	`<a b=c`, `<a b="c`, `<a `, `<a`,
 }
 
-// goldenAdms are the adm strings of the gates' golden markup cases.
+// goldenAdms are the adm strings of the gates' golden cases.
 func goldenAdms(t testing.TB) []string {
 	var out []string
-	var collect func(v any)
-	collect = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			for k, x := range v {
-				if s, ok := x.(string); ok && k == "adm" {
-					out = append(out, s)
-				}
-				collect(x)
+	for _, g := range goldenFiles(t) {
+		eachString(g.v, false, func(key, s string) {
+			if key == "adm" {
+				out = append(out, s)
 			}
-		case []any:
-			for _, x := range v {
-				collect(x)
-			}
-		}
-	}
-	for _, dir := range []string{"markupSafety", "secureMarkup"} {
-		files, err := filepath.Glob(filepath.Join("..", "testdata", dir, "*.json"))
-		require.NoError(t, err)
-		require.NotEmpty(t, files, dir)
-		for _, f := range files {
-			b, err := os.ReadFile(f)
-			require.NoError(t, err)
-			var v any
-			require.NoError(t, json.Unmarshal(b, &v), f)
-			collect(v)
-		}
+		})
 	}
 	return out
 }

@@ -1,12 +1,6 @@
 package markup
 
 import (
-	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -74,48 +68,11 @@ func testStrings(t testing.TB) []string {
 	for _, s := range []string{vast42Inline, distinctVAST, distinctBanner} {
 		add(s)
 	}
-	files, err := filepath.Glob("*_test.go")
-	require.NoError(t, err)
-	fset := token.NewFileSet()
-	for _, name := range files {
-		f, err := parser.ParseFile(fset, name, nil, 0)
-		require.NoError(t, err)
-		ast.Inspect(f, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				if s, err := strconv.Unquote(lit.Value); err == nil {
-					add(s)
-				}
-			}
-			return true
-		})
+	for _, s := range testLiterals(t) {
+		add(s)
 	}
-	golden, err := filepath.Glob(filepath.Join("..", "testdata", "*", "*.json"))
-	require.NoError(t, err)
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case string:
-			add(v)
-			var inner any // a native adm holds a vasttag
-			if json.Unmarshal([]byte(v), &inner) == nil {
-				walk(inner)
-			}
-		case []any:
-			for _, x := range v {
-				walk(x)
-			}
-		case map[string]any:
-			for _, x := range v {
-				walk(x)
-			}
-		}
-	}
-	for _, name := range golden {
-		data, err := os.ReadFile(name)
-		require.NoError(t, err)
-		var v any
-		require.NoError(t, json.Unmarshal(data, &v), name)
-		walk(v)
+	for _, g := range goldenFiles(t) {
+		eachString(g.v, true, func(_, s string) { add(s) }) // a native adm holds a vasttag
 	}
 	return out
 }
