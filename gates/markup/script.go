@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 	"unsafe"
 
 	"github.com/tdewolff/parse/v2"
@@ -63,7 +64,7 @@ func eventContext(ev string) jsCtx {
 // readScript parses src (a handler or javascript: URL body when inline: a
 // function body whose declarations are local) and reads it in context c.
 func (a *analysis) readScript(src []byte, c jsCtx, inline bool, depth int) {
-	if !a.enter(depth) || a.done() || len(bytes.TrimSpace(src)) == 0 || !a.judge && !mayWriteMarkup(src) {
+	if !a.enter(depth) || a.done() || jsBlank(src) || !a.judge && !mayWriteMarkup(src) {
 		return
 	}
 	if a.observe != nil {
@@ -83,6 +84,24 @@ func (a *analysis) parseAndRun(src []byte, c jsCtx, inline bool, depth int) {
 	}
 	s := newScript(a, ast, inline, depth)
 	s.run(c)
+}
+
+// jsBlank reports script that is only ECMAScript white space and line
+// terminators (nothing to run). Unicode's other spaces are not: a lone
+// U+0085 does not parse, so such a script is read, and is Unreadable.
+func jsBlank(src []byte) bool {
+	for len(src) > 0 {
+		r, n := utf8.DecodeRune(src)
+		switch {
+		case r == '\t' || r == '\n' || r == '\v' || r == '\f' || r == '\r' || r == ' ',
+			r == 0xa0 || r == 0xfeff || r == 0x1680 || r >= 0x2000 && r <= 0x200a,
+			r == 0x2028 || r == 0x2029 || r == 0x202f || r == 0x205f || r == 0x3000:
+		default:
+			return false
+		}
+		src = src[n:]
+	}
+	return true
 }
 
 // inertBodies are the handler and javascript: URL bodies that do nothing

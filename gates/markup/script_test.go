@@ -116,3 +116,19 @@ func TestInertBodies(t *testing.T) {
 	require.Equal(t, "unreadable", verdict(Judge([]byte("<a href=\"javascript:\u0085void(0)\">x</a>"), HTML, DefaultLimits)))
 	require.False(t, inert([]byte("return false; top.location=u")))
 }
+
+// TestBlankScripts: a script of ECMAScript white space and line
+// terminators only runs nothing and is not read; one of other Unicode
+// spaces (a lone U+0085, which bytes.TrimSpace would call blank) does not
+// parse in a browser and is Unreadable, as any script that does not parse.
+func TestBlankScripts(t *testing.T) {
+	for _, s := range []string{"", " \t\n\r\v\f", "\u00a0\ufeff\u2028\u2029\u3000", "\u1680\u2000\u200a\u202f\u205f"} {
+		require.True(t, jsBlank([]byte(s)), "%q", s)
+		require.Equal(t, Finding(0), Judge([]byte("<script>"+s+"</script>"), HTML, DefaultLimits), "%q", s)
+	}
+	for _, s := range []string{"\u0085", " \u0085 ", "\u200b", ";"} {
+		require.False(t, jsBlank([]byte(s)), "%q", s)
+	}
+	require.Equal(t, "unreadable", verdict(Judge([]byte("<script>\u0085</script>"), HTML, DefaultLimits)))
+	require.Equal(t, "unreadable", verdict(Judge([]byte(`<img src=x onerror="`+"\u0085"+`">`), HTML, DefaultLimits)))
+}
