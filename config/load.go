@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/bidguard/bidguard/configs"
+	"go.yaml.in/yaml/v3"
 )
 
 // defaultGates returns the gate entries of the embedded default policy
@@ -46,14 +47,22 @@ func LoadFile(path string) (*Config, []byte, error) {
 // when the YAML does not parse.
 func Parse(name string, data []byte) (*Config, error) { return parse(name, data, true) }
 
-// parse is Parse; bySeat tries decodeBySeat first (false: the whole
-// document is decoded, what decodeBySeat must agree with).
+// parse is Parse; bySeat tries decodeBySeat first, then decodeInParts
+// (false: the whole document is decoded, what both must agree with).
 func parse(name string, data []byte, bySeat bool) (*Config, error) {
 	c := DefaultConfig()
 	var errs []error
 	if !bySeat || !decodeBySeat(name, data, &c) {
-		c = DefaultConfig()
-		root, ok, err := decodeRoot(name, data, &c)
+		var root *yaml.Node
+		var ok bool
+		var err error
+		if bySeat {
+			c, root, ok = decodeInParts(name, data)
+		}
+		if !ok {
+			c = DefaultConfig()
+			root, ok, err = decodeRoot(name, data, &c)
+		}
 		switch {
 		case !ok:
 			return nil, err
@@ -105,46 +114,84 @@ func (c *Config) loadSeatsDir(dir string) []error {
 	last := seatMemo.take(dir)
 	read := make(map[string]*seatFile, len(entries))
 	defer seatMemo.keep(dir, read)
-	var buf []byte
-	for i, e := range entries {
-		if i%yieldEvery == yieldEvery-1 {
-			runtime.Gosched() // a reload runs beside the bid path, on few cores
-		}
+	paths := make([]string, 0, len(entries))
+	for _, e := range entries {
 		n := e.Name()
-		if e.IsDir() || !(strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
+		if !e.IsDir() && (strings.HasSuffix(n, ".yaml") || strings.HasSuffix(n, ".yml")) {
+			paths = append(paths, filepath.Join(dir, n))
+		}
+	}
+	for _, r := range readSeats(paths, last) {
+		if r.err != nil {
+			errs = append(errs, r.err)
 			continue
 		}
-		path := filepath.Join(dir, n)
-		buf, err = readFile(path, buf)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		f, ok := last[path]
-		var s SeatConfig
-		if ok && bytes.Equal(f.data, buf) {
-			s = f.seat
-		} else {
-			f, s = decodeSeatFile(path, buf)
-		}
-		read[path] = f
-		c.seatBytes[path] = f.data
+		f, s := r.f, r.seat
+		read[r.path] = f
+		c.seatBytes[r.path] = f.data
 		if f.err != nil {
 			errs = append(errs, f.err)
 			continue
 		}
-		s.file = path
+		s.file = r.path
 		if s.Seat == "" {
-			errs = append(errs, fmt.Errorf("%s: seat: missing (a seat file names its seat key)", path))
+			errs = append(errs, fmt.Errorf("%s: seat: missing (a seat file names its seat key)", r.path))
 			continue
 		}
 		if _, dup := c.Seats[s.Seat]; dup {
-			errs = append(errs, fmt.Errorf("%s: seat %q is defined twice", path, s.Seat))
+			errs = append(errs, fmt.Errorf("%s: seat %q is defined twice", r.path, s.Seat))
 			continue
 		}
 		c.Seats[s.Seat] = s
 	}
 	return errs
+}
+
+// seatRead is a seat file as readSeats read it: the file kept for the
+// next load and the seat this load uses, or the error reading it.
+type seatRead struct {
+	path string
+	f    *seatFile
+	seat SeatConfig
+	err  error
+}
+
+// readSeats reads and decodes the seat files paths, in order. A file whose
+// bytes are those of last's is not decoded again. A first read (last nil)
+// of at least partMin files is spread over the cores, as a first load of
+// a seats block is (decodeInParts); a reload, which runs beside the bid
+// path, reads on one goroutine, yielding as it goes.
+func readSeats(paths []string, last map[string]*seatFile) []seatRead {
+	out := make([]seatRead, len(paths))
+	workers := partCount()
+	if last != nil || len(paths) < partMin {
+		workers = 1
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			var buf []byte
+			for i := w * len(paths) / workers; i < (w+1)*len(paths)/workers; i++ {
+				if workers == 1 && i%yieldEvery == yieldEvery-1 {
+					runtime.Gosched() // a reload runs beside the bid path, on few cores
+				}
+				r := &out[i]
+				r.path = paths[i]
+				var err error
+				if buf, err = readFile(paths[i], buf); err != nil {
+					r.err = err
+					continue
+				}
+				if f, ok := last[paths[i]]; ok && bytes.Equal(f.data, buf) {
+					r.f, r.seat = f, f.seat
+				} else {
+					r.f, r.seat = decodeSeatFile(paths[i], buf)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // decodeSeatFile decodes the seat file path, read as data, and returns it

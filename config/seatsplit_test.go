@@ -58,6 +58,26 @@ func bySeat(data []byte) bool {
 	return decodeBySeat("x.yaml", data, &c)
 }
 
+// inParts makes a first load decode seats blocks of any size in parts
+// parts, until the test ends.
+func inParts(t *testing.T, parts int) {
+	oldMin, oldCount := partMin, partCount
+	partMin, partCount = 1, func() int { return parts }
+	t.Cleanup(func() { partMin, partCount = oldMin, oldCount })
+}
+
+// decodesInParts reports whether a first load decodes data in parts.
+func decodesInParts(data []byte) bool {
+	_, _, ok := decodeInParts("x.yaml", data)
+	return ok
+}
+
+// bySeatEntries returns the entries splitSeats finds in data.
+func bySeatEntries(data []byte) []lineAt {
+	b, _ := splitSeats(data)
+	return b.entries
+}
+
 // forget empties the memo: the next load is a first load.
 func forget() {
 	entryMemo.mu.Lock()
@@ -78,6 +98,13 @@ func TestDecodeBySeatAgreesWithTheWholeDocument(t *testing.T) {
 		forget()
 		requireAsWhole(t, "x.yaml", data) // a first load: the whole document, remembered
 		requireAsWhole(t, "x.yaml", data) // from what it remembered
+		for parts := 2; parts <= 3; parts++ {
+			inParts(t, parts)
+			require.Equal(t, split && len(bySeatEntries(data)) >= parts, decodesInParts(data), "%d parts: %s", parts, doc)
+			forget()
+			requireAsWhole(t, "x.yaml", data) // a first load in parts, remembered
+			requireAsWhole(t, "x.yaml", data) // from what it remembered
+		}
 	}
 	// Decoded by seat.
 	f(true, "seats:\n  a: {action: shadow}\n  b: {failFast: false}\n")
@@ -88,6 +115,13 @@ func TestDecodeBySeatAgreesWithTheWholeDocument(t *testing.T) {
 	f(true, "seats:\n  a:\n    addGates:\n      - gate: content\n        options:\n          extraPhrases:\n            - |\n              buy now\n\n              b: not a seat\n  b: {}\n")
 	f(true, "seats:\n  a: {addGates: [{gate: bidSanity,\n      options: {maxPrice: 5}}]}\n  b: {}")
 	f(true, "quarantine:\n  seats: [a]\nseats:\n  a: {}\n")
+	var many strings.Builder
+	many.WriteString("listen: :9000\nseats:\n")
+	for i := range 40 {
+		fmt.Fprintf(&many, "  # seat %d\n\n  s%d:\n    action: shadow\n    gateOptions: {rtb.bid-sanity: {options: {maxPrice: %d}}}\n\n", i, i, i+1)
+	}
+	many.WriteString("# the end\npolicy:\n  action: shadow\n")
+	f(true, many.String())
 	// Errors: the whole document reports them.
 	f(false, "seats:\n  a: {action: [1]}\n  b: {}\n")
 	f(false, "seats:\n  a: {actio: shadow}\n")
