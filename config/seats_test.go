@@ -137,3 +137,42 @@ func TestDecodesAsAgreesWithDecoding(t *testing.T) {
 		}
 	}
 }
+
+// A first read of a seatsDir spread over several goroutines loads what a
+// read on one loads, its errors in the same order.
+func TestSeatsDirInPartsAsOnOne(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "seats", "sub.yaml"), 0o755))
+	write := func(name, text string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "seats", name), []byte(text), 0o644))
+	}
+	for i := range 30 {
+		write(fmt.Sprintf("s%02d.yaml", i), fmt.Sprintf("seat: s%02d\ngateOptions: {rtb.bid-sanity: {options: {maxPrice: %d}}}\n", i, i+1))
+	}
+	write("s07.yaml", "seat: s07\nbogus: 1\n")
+	write("s12.yaml", "seat: s03\n")
+	write("s20.yml", "action: shadow\n")
+	write("notes.txt", "not a seat")
+	path := filepath.Join(dir, "bidguard.yaml")
+	load := func(parts int) (*Config, error) {
+		forgetSeatFiles()
+		oldMin, oldCount := partMin, partCount
+		defer func() { partMin, partCount = oldMin, oldCount }()
+		partMin, partCount = 1, func() int { return parts }
+		return Parse(path, []byte("seatsDir: seats\n"))
+	}
+	one, oneErr := load(1)
+	require.Error(t, oneErr)
+	for _, m := range []string{`s07.yaml:2: unknown key "bogus"`, `s12.yaml: seat "s03" is defined twice`, "s20.yml: seat: missing"} {
+		require.Contains(t, oneErr.Error(), m)
+	}
+	require.Len(t, one.Seats, 28)
+	for _, parts := range []int{2, 3, 7} {
+		got, err := load(parts)
+		require.Equal(t, oneErr.Error(), err.Error(), "%d parts", parts)
+		require.Equal(t, withoutOrigins(t, one), withoutOrigins(t, got), "%d parts", parts)
+	}
+}
+
+// forgetSeatFiles empties the seat files' memo: the next read is a first.
+func forgetSeatFiles() { seatMemo.keep("", nil) }
