@@ -38,3 +38,20 @@ func BenchmarkLookup(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkValidateTokens(b *testing.B) {
+	for _, name := range []string{"request", "response"} {
+		b.Run(name, func(b *testing.B) {
+			data := typical(b, name)
+			var toks []Token
+			b.ReportAllocs()
+			b.SetBytes(int64(len(data)))
+			for b.Loop() {
+				toks = toks[:0]
+				if _, err := ValidateTokens(data, &toks); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
