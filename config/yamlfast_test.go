@@ -181,6 +181,9 @@ func TestReadFastSubset(t *testing.T) {
 	f("? a\n: b\n", false)
 	f("a: 'b\n  c'\n", false)
 	f("a: \"\\u00e9\"\n", false)
+	f("a: \"\\/\"\n", false)
+	f("a: \"\\' \\ \\\\\"\n", true)
+	f("a: {b: 0?}\n", false)
 	f("a: 1\n b: 2\n", false)
 	f("a: {b:1}\n", false)
 	f("a: [x,#c\n y]\n", false)
@@ -190,8 +193,26 @@ func TestReadFastSubset(t *testing.T) {
 }
 
 func FuzzYAMLFast(f *testing.F) {
+	// About 2,000 seeds: more make the baseline outlast a short run.
+	var read, declined [][]byte
 	for _, b := range yamlTexts() {
-		if len(b) < 4096 {
+		if len(b) >= 4096 {
+			continue
+		}
+		var n yaml.Node
+		if _, ok := readFast(b); ok {
+			read = append(read, b)
+		} else if yaml.Unmarshal(b, &n) == nil && len(n.Content) == 1 && n.Content[0].Kind != yaml.ScalarNode {
+			declined = append(declined, b)
+		}
+	}
+	for i, b := range read {
+		if i%max(1, len(read)/1500) == 0 {
+			f.Add(b)
+		}
+	}
+	for i, b := range declined {
+		if i%max(1, len(declined)/500) == 0 {
 			f.Add(b)
 		}
 	}
@@ -356,4 +377,74 @@ func TestDecodeFastAgrees(t *testing.T) {
 	t.Logf("%d configs decoded without an error, %d seat entries", decoded, entries)
 	require.Greater(t, decoded, 20)
 	require.Greater(t, entries, 10)
+}
+
+// seatFileText is a seat file as a large seatsDir holds them.
+const seatFileText = `# one option of one inherited gate changed
+seat: seat-00001
+gateOptions:
+  rtb.bid-sanity: {options: {maxPrice: 1000}}
+`
+
+// manySeats returns a config file of n seats, each overriding one option.
+func manySeats(n int) []byte {
+	var b strings.Builder
+	b.WriteString("seats:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "  \"seat-%05d\":\n    seat: seat-%05d\n    gateOptions:\n", i, i)
+		switch i % 3 {
+		case 0:
+			fmt.Fprintf(&b, "      rtb.bid-sanity: {options: {maxPrice: %d}}\n", 1000+i)
+		case 1:
+			fmt.Fprintf(&b, "      rtb.markup-safety: {options: {maxAdmBytes: %d}}\n", 1048575-i)
+		default:
+			fmt.Fprintf(&b, "      rtb.url-safety: {options: {extraInternalNames: [seat-%d.loadtest.internal]}}\n", i)
+		}
+	}
+	return []byte(b.String())
+}
+
+// BenchmarkReadYAML reads a seat file and a config of 10,000 seats into
+// a tree: readFast, and yaml.v3's parser.
+func BenchmarkReadYAML(b *testing.B) {
+	for _, in := range []struct {
+		name string
+		text []byte
+	}{{"seatFile", []byte(seatFileText)}, {"config10k", manySeats(10000)}} {
+		b.Run(in.name+"/readFast", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, ok := readFast(in.text); !ok {
+					b.Fatal("declined")
+				}
+			}
+		})
+		b.Run(in.name+"/yaml.v3", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var n yaml.Node
+				if err := yaml.NewDecoder(bytes.NewReader(in.text)).Decode(&n); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkDecodeSeatFile decodes a seat file strictly, from readFast's
+// tree and by yaml.v3 alone.
+func BenchmarkDecodeSeatFile(b *testing.B) {
+	for _, fast := range []bool{true, false} {
+		b.Run(map[bool]string{true: "readFast", false: "yaml.v3"}[fast], func(b *testing.B) {
+			defer func(was bool) { useFast = was }(useFast)
+			useFast = fast
+			b.ReportAllocs()
+			for b.Loop() {
+				var s SeatConfig
+				if err := decodeStrict("seat.yaml", []byte(seatFileText), &s); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
