@@ -3,6 +3,7 @@ package config
 import (
 	"bytes"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -467,11 +468,36 @@ var useFast = true
 // decoded from a one-scalar document, whose node it overwrites with the
 // tree's root through the Decoder's own unmarshal function, so that the
 // rest is decoded exactly as it would be from the tree's text.
+//
+// Setting up a Decoder costs more than reading a seat file with readFast:
+// the Decoders are pooled, each reading the next document of an endless
+// stream of one-scalar documents (a Decoder keeps only its parser from one
+// document to the next; the parser keeps the last document's node until
+// the next, which holds the tree's root).
 func adoptTree(out interface{ UnmarshalYAML(func(any) error) error }) error {
-	dec := yaml.NewDecoder(bytes.NewReader(oneScalar))
-	dec.KnownFields(true)
-	return dec.Decode(out)
+	dec, _ := scalarDecoders.Get().(*yaml.Decoder)
+	if dec == nil {
+		dec = yaml.NewDecoder(&scalarStream{})
+		dec.KnownFields(true)
+	}
+	err := dec.Decode(out)
+	if err == nil {
+		scalarDecoders.Put(dec)
+	}
+	return err
 }
 
-// oneScalar is the document adoptTree decodes.
-var oneScalar = []byte("0")
+var scalarDecoders sync.Pool // of *yaml.Decoder over a scalarStream
+
+// scalarStream is an endless YAML stream of the document `--- 0`.
+type scalarStream struct{ off int }
+
+const scalarDoc = "--- 0\n"
+
+func (s *scalarStream) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = scalarDoc[s.off]
+		s.off = (s.off + 1) % len(scalarDoc)
+	}
+	return len(p), nil
+}
