@@ -105,6 +105,7 @@ type fastReader struct {
 	i     int
 	line  int
 	start int
+	ascii int // the current line is ASCII up to this offset (col)
 }
 
 // maxKey is the longest key readFast reads: yaml.v3 takes no implicit key
@@ -114,13 +115,12 @@ const maxKey = 1000
 // col returns the column (1-based, in characters) of offset i on the
 // current line.
 func (r *fastReader) col(i int) int {
-	n := i - r.start
-	for j := r.start; j < i; j++ {
-		if r.s[j] >= 0x80 {
+	for r.ascii = max(r.ascii, r.start); r.ascii < i; r.ascii++ {
+		if r.s[r.ascii] >= 0x80 {
 			return 1 + utf8.RuneCountInString(r.s[r.start:i])
 		}
 	}
-	return 1 + n
+	return 1 + i - r.start
 }
 
 // eol reports whether offset i ends a line (or the text).

@@ -166,6 +166,8 @@ func TestReadFastSubset(t *testing.T) {
 	f("{a: [1, 2], b: {}}\n", true)
 	f("seats:\n\n\n\nother: 1\n", true)
 	f("a: 30s\nb: 1m30s\nc: yes\nd: é\n", true)
+	f("{é: [é, 1], b: 'é', c: é}\n- x\n", false)
+	f("{é: [é, 1], b: 'é', c: é}\n", true)
 	// Declined.
 	f("", false)
 	f("# only a comment\n", false)
