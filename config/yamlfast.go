@@ -106,7 +106,17 @@ type fastReader struct {
 	line  int
 	start int
 	ascii int // the current line is ASCII up to this offset (col)
+	depth int // of the collection being read
 }
+
+// maxDepth is the deepest nesting of collections readFast reads (yaml.v3
+// rejects more than 10,000).
+const maxDepth = 1000
+
+// enter counts a collection in, leave out; enter reports false past
+// maxDepth.
+func (r *fastReader) enter() bool { r.depth++; return r.depth <= maxDepth }
+func (r *fastReader) leave()      { r.depth-- }
 
 // maxKey is the longest key readFast reads: yaml.v3 takes no implicit key
 // of more than 1024 characters.
@@ -202,6 +212,10 @@ func (r *fastReader) isEntry(i int) bool {
 // mapping reads a block mapping whose keys stand at indentation ind, r.i
 // at its first key.
 func (r *fastReader) mapping(ind int) *yaml.Node {
+	defer r.leave()
+	if !r.enter() {
+		return nil
+	}
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: r.line, Column: r.col(r.i)}
 	for {
 		k := r.key(false)
@@ -259,6 +273,10 @@ func (r *fastReader) mapping(ind int) *yaml.Node {
 // r.i at the first; indentless: the sequence is a mapping value at its
 // key's indentation, and ends before a line at ind that is no entry.
 func (r *fastReader) sequence(ind int, indentless bool) *yaml.Node {
+	defer r.leave()
+	if !r.enter() {
+		return nil
+	}
 	q := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Line: r.line, Column: r.col(r.i)}
 	for {
 		r.i++ // the dash
@@ -320,7 +338,7 @@ func (r *fastReader) isKey() bool {
 func (r *fastReader) key(flow bool) *yaml.Node {
 	from := r.i
 	k := r.scalar(flow)
-	if k == nil || r.line != k.Line {
+	if k == nil {
 		return nil
 	}
 	for r.i < len(r.s) && r.s[r.i] == ' ' {
@@ -355,6 +373,10 @@ func (r *fastReader) inline(ind int) *yaml.Node {
 // after the first must be indented deeper than ind. The caller sets the
 // node's position.
 func (r *fastReader) flow(ind int) *yaml.Node {
+	defer r.leave()
+	if !r.enter() {
+		return nil
+	}
 	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
 	end := byte(']')
 	if r.s[r.i] == '{' {

@@ -186,6 +186,9 @@ func TestReadFastSubset(t *testing.T) {
 	f("a: \"\\/\"\n", false)
 	f("a: \"\\' \\ \\\\\"\n", true)
 	f("a: {b: 0?}\n", false)
+	f(strings.Repeat("[", maxDepth)+strings.Repeat("]", maxDepth), true)
+	f(strings.Repeat("[", maxDepth+1)+strings.Repeat("]", maxDepth+1), false)
+	f("a: "+strings.Repeat("[", 10001)+strings.Repeat("]", 10001), false)
 	f("a: 1\n b: 2\n", false)
 	f("a: {b:1}\n", false)
 	f("a: [x,#c\n y]\n", false)
@@ -449,4 +452,29 @@ func BenchmarkDecodeSeatFile(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestAdoptTreeIsStrict: a tree readFast reads is decoded with yaml.v3's
+// KnownFields, so an unknown key fails the fast path itself (the error
+// then comes from yaml.v3 reading the text).
+func TestAdoptTreeIsStrict(t *testing.T) {
+	f := func(text string, want string) {
+		t.Helper()
+		doc, ok := readFast([]byte(text))
+		require.True(t, ok, "%q", text)
+		var c Config
+		w := checked{name: "c.yaml", out: &c, typed: map[int]bool{}, fast: doc.Content[0]}
+		err := adoptTree(&w)
+		if want == "" {
+			require.NoError(t, err)
+			require.Empty(t, w.errs)
+			return
+		}
+		require.ErrorContains(t, err, want)
+		require.ErrorContains(t, decodeStrict("c.yaml", []byte(text), &Config{}), "c.yaml:")
+	}
+	f("policy: {action: shadow}\n", "")
+	f("policy: {bogus: 1}\n", "field bogus not found")
+	f("limits:\n  maxBids: 10\n  nope: 1\n", "field nope not found")
+	f("seats:\n  a:\n    seat: a\n    extra: 1\n", "field extra not found")
 }
