@@ -43,12 +43,7 @@ func readFast(data []byte) (doc *yaml.Node, ok bool) {
 	}
 	var root *yaml.Node
 	if c := r.s[r.i]; c == '{' || c == '[' {
-		line, col := r.line, r.col(r.i)
-		if root = r.flow(-1); root == nil || !r.endLine() {
-			return nil, false
-		}
-		root.Line, root.Column = line, col
-		if r.nextLine() >= 0 {
+		if root = r.flow(-1); root == nil || !r.endLine() || r.nextLine() >= 0 {
 			return nil, false
 		}
 	} else if root = r.block(ind); root == nil || r.i < len(r.s) {
@@ -58,7 +53,7 @@ func readFast(data []byte) (doc *yaml.Node, ok bool) {
 }
 
 // fastBytes reports whether data holds only characters readFast knows:
-// printable ASCII, LF, CR before LF, and UTF-8 of U+00A0 and above but
+// printable ASCII, LF, CR before LF, and UTF-8 of U+00A0 to U+FFFC but
 // for the line and paragraph separators and the byte order mark; and no
 // line that starts a directive or a document marker.
 func fastBytes(data []byte) bool {
@@ -359,25 +354,19 @@ func (r *fastReader) key(flow bool) *yaml.Node {
 // indentation of the block it is in.
 func (r *fastReader) inline(ind int) *yaml.Node {
 	if c := r.s[r.i]; c == '{' || c == '[' {
-		line, col := r.line, r.col(r.i)
-		n := r.flow(ind)
-		if n != nil {
-			n.Line, n.Column = line, col
-		}
-		return n
+		return r.flow(ind)
 	}
 	return r.scalar(false)
 }
 
 // flow reads a flow mapping or sequence, r.i at its bracket; its lines
-// after the first must be indented deeper than ind. The caller sets the
-// node's position.
+// after the first must be indented deeper than ind.
 func (r *fastReader) flow(ind int) *yaml.Node {
 	defer r.leave()
 	if !r.enter() {
 		return nil
 	}
-	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle}
+	n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq", Style: yaml.FlowStyle, Line: r.line, Column: r.col(r.i)}
 	end := byte(']')
 	if r.s[r.i] == '{' {
 		n.Kind, n.Tag, end = yaml.MappingNode, "!!map", '}'
@@ -419,12 +408,7 @@ func (r *fastReader) flow(ind int) *yaml.Node {
 // scalar.
 func (r *fastReader) flowNode(ind int) *yaml.Node {
 	if c := r.s[r.i]; c == '{' || c == '[' {
-		line, col := r.line, r.col(r.i)
-		n := r.flow(ind)
-		if n != nil {
-			n.Line, n.Column = line, col
-		}
-		return n
+		return r.flow(ind)
 	}
 	v := r.scalar(true)
 	if v == nil {

@@ -168,6 +168,9 @@ func TestReadFastSubset(t *testing.T) {
 	f("a: 30s\nb: 1m30s\nc: yes\nd: é\n", true)
 	f("{é: [é, 1], b: 'é', c: é}\n- x\n", false)
 	f("{é: [é, 1], b: 'é', c: é}\n", true)
+	f("\u00a0: x \u00a0 # c\nb: \ue000\u00a0\n", true)
+	f("a: 😀\n", false)
+	f("a: x\u0085y\n", false)
 	// Declined.
 	f("", false)
 	f("# only a comment\n", false)
