@@ -39,8 +39,19 @@ func decodeAll(name string, data []byte, out any) (bool, error) {
 }
 
 // decodeRoot is decodeAll that also returns the document's root node (nil
-// when there is none).
+// when there is none). A document readFast reads is decoded from its tree
+// when that decodes without an error; anything else (another document, an
+// error) is decoded from its text by yaml.v3 alone, which reports errors
+// in its own words, over what the first try decoded into out.
 func decodeRoot(name string, data []byte, out any) (*yaml.Node, bool, error) {
+	if useFast {
+		if doc, ok := readFast(data); ok {
+			w := checked{name: name, out: out, typed: map[int]bool{}, fast: doc.Content[0]}
+			if err := adoptTree(&w); err == nil && len(w.errs) == 0 {
+				return w.root, true, nil
+			}
+		}
+	}
 	w := checked{name: name, out: out, typed: map[int]bool{}}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
@@ -67,19 +78,24 @@ func decodeRoot(name string, data []byte, out any) (*yaml.Node, bool, error) {
 // checked is what decodeAll decodes a document into: through the
 // unmarshal function, which is the strict decoder's own, it takes the root
 // node, checks its types against out (errs; typed holds their lines) and
-// decodes it into out.
+// decodes it into out. With fast, the root node is given fast's value
+// first (adoptTree).
 type checked struct {
 	name  string
 	out   any
 	errs  []error
 	typed map[int]bool
 	root  *yaml.Node
+	fast  *yaml.Node
 }
 
 func (c *checked) UnmarshalYAML(unmarshal func(any) error) error {
 	var n nodeOf
 	if err := unmarshal(&n); err != nil {
 		return err
+	}
+	if c.fast != nil {
+		*n.Node = *c.fast
 	}
 	c.root = n.Node
 	checkTypes(c.name, "", n.Node, reflect.TypeOf(c.out), &c.errs, c.typed)

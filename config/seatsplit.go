@@ -354,32 +354,55 @@ func seatsKeyAt(root *yaml.Node, line int) bool {
 // in the file is line, strictly: a mapping of one plain key, without
 // anchors, aliases or a merge key, each node at its line in the file.
 func decodeEntry(name string, text []byte, line int) (*seatEntry, bool) {
+	if useFast {
+		if doc, ok := readFast(text); ok {
+			d := entryDecoder{name: name, line: line, fast: doc.Content[0]}
+			if err := adoptTree(&d); err == nil {
+				if e, ok := d.entry(text); ok {
+					return e, true
+				}
+			}
+		}
+	}
 	d := entryDecoder{name: name, line: line}
 	dec := yaml.NewDecoder(bytes.NewReader(text))
 	dec.KnownFields(true)
-	if err := dec.Decode(&d); err != nil || !d.ok || len(d.seats) != 1 {
+	if err := dec.Decode(&d); err != nil {
+		return nil, false
+	}
+	return d.entry(text)
+}
+
+// entry returns the seat entry d decoded from text.
+func (d *entryDecoder) entry(text []byte) (*seatEntry, bool) {
+	if !d.ok || len(d.seats) != 1 {
 		return nil, false
 	}
 	for k, s := range d.seats {
 		s.origin = origins.Add(1)
-		return &seatEntry{text: string(text), line: line, key: k, seat: s}, true
+		return &seatEntry{text: string(text), line: d.line, key: k, seat: s}, true
 	}
 	return nil, false
 }
 
-// entryDecoder takes an entry's root node from the strict decoder, checks
-// its shape and moves its lines, then decodes it.
+// entryDecoder takes an entry's root node from the strict decoder (with
+// fast, given fast's value first: adoptTree), checks its shape and moves
+// its lines, then decodes it.
 type entryDecoder struct {
 	name  string
 	line  int
 	ok    bool
 	seats map[string]SeatConfig
+	fast  *yaml.Node
 }
 
 func (d *entryDecoder) UnmarshalYAML(unmarshal func(any) error) error {
 	var n nodeOf
 	if err := unmarshal(&n); err != nil {
 		return err
+	}
+	if d.fast != nil {
+		*n.Node = *d.fast
 	}
 	m := n.Node
 	if m.Kind != yaml.MappingNode || m.Style&yaml.FlowStyle != 0 || len(m.Content) != 2 ||
