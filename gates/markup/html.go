@@ -72,10 +72,38 @@ func hasPrefixFold(b []byte, p string) bool {
 
 // readTokens reads b from x/net/html's tokenizer, which knows raw text,
 // RCDATA and the script data states: each start tag is read as an element,
-// script and style with the text up to their end tag.
+// script and style with the text up to their end tag. The tags are found
+// by scanTags (htmlfast.go) when it can, else by the tokenizer itself.
 func (a *analysis) readTokens(b []byte, depth int) {
 	t := getTokenizer(b)
 	defer putTokenizer(t)
+	if tags, ok := scanTags(t.tags[:0], b); ok {
+		t.tags = tags
+		a.readScanned(t, b, depth)
+		return
+	}
+	a.readTokenizer(t, depth)
+}
+
+// readScanned reads the tags scanTags found in b, as readTokenizer reads
+// the tokenizer's.
+func (a *analysis) readScanned(t *tokenizer, b []byte, depth int) {
+	n := html.Node{Type: html.ElementNode}
+	for _, sp := range t.tags {
+		if a.done() {
+			return
+		}
+		n.Data, n.Attr = t.tagOf(b[sp.tag0:sp.tag1])
+		var content []byte
+		if n.Data == "script" || n.Data == "style" {
+			content = rawText(b[sp.text0:sp.text1], &t.content)
+		}
+		a.element(&n, content, depth)
+	}
+}
+
+// readTokenizer reads the document t was started on token by token.
+func (a *analysis) readTokenizer(t *tokenizer, depth int) {
 	z := t.z
 	n := html.Node{Type: html.ElementNode}
 	for !a.done() {

@@ -28,6 +28,8 @@ type tokenizer struct {
 	// keys lower-cased into lower, the spans of each attribute kept.
 	lower []byte
 	spans []attrSpan
+	// tags are the start tags scanTags found in the document.
+	tags []tagSpan
 }
 
 var tokenizers = sync.Pool{New: func() any {
@@ -58,6 +60,10 @@ func putTokenizer(t *tokenizer) {
 	clear(t.attr)
 	t.spans = t.spans[:0]
 	t.attr = t.attr[:0]
+	if cap(t.tags) > maxPooledSpans {
+		t.tags = nil
+	}
+	t.tags = t.tags[:0]
 	if cap(t.content) > maxPooledContent {
 		t.content = nil
 	}
@@ -127,11 +133,30 @@ func readsAttr(key []byte) bool {
 // convert to []byte, parse a copy or compare).
 func (t *tokenizer) tag() (string, []html.Attribute) {
 	raw := t.z.Raw()
-	name, ok := t.splitTag(raw)
-	if !ok {
-		name, more := t.z.TagName()
-		return tagName(name), t.readAttrs(more)
+	if name, ok := t.splitTag(raw); ok {
+		return tagName(name), t.splitAttrs(raw)
 	}
+	name, more := t.z.TagName()
+	return tagName(name), t.readAttrs(more)
+}
+
+// tagOf is tag for raw, a whole start tag as scanTags finds it: the
+// values of a split tag view raw; a tag splitTag cannot split is read by
+// the tokenizer alone (restarted on raw, it reads the tag as it does
+// inside its document: a start tag's token depends on its bytes only).
+func (t *tokenizer) tagOf(raw []byte) (string, []html.Attribute) {
+	if name, ok := t.splitTag(raw); ok {
+		return tagName(name), t.splitAttrs(raw)
+	}
+	t.reset(raw)
+	t.z.Next()
+	name, more := t.z.TagName()
+	return tagName(name), t.readAttrs(more)
+}
+
+// splitAttrs are the attributes of raw split by splitTag that element
+// reads (readsAttr), their values viewing raw.
+func (t *tokenizer) splitAttrs(raw []byte) []html.Attribute {
 	t.attr = t.attr[:0]
 	for _, sp := range t.spans {
 		key := t.lower[sp.key0:sp.key1]
@@ -140,7 +165,7 @@ func (t *tokenizer) tag() (string, []html.Attribute) {
 			t.attr = append(t.attr, html.Attribute{Key: atom.String(key), Val: unsafe.String(unsafe.SliceData(val), len(val))})
 		}
 	}
-	return tagName(name), t.attr
+	return t.attr
 }
 
 // own copies the attribute values of the current tag out of the
