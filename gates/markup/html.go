@@ -54,8 +54,13 @@ func (a *analysis) readTree(b []byte, depth int) {
 func needsTree(b []byte) bool {
 	for i := bytes.IndexByte(b, '<'); i >= 0; {
 		rest := b[i+1:]
-		if hasPrefixFold(rest, "svg") || hasPrefixFold(rest, "math") || hasPrefixFold(rest, "noscript") {
-			return true
+		if len(rest) > 0 {
+			switch rest[0] | 0x20 { // the names' first letters, either case
+			case 's', 'm', 'n':
+				if hasPrefixFold(rest, "svg") || hasPrefixFold(rest, "math") || hasPrefixFold(rest, "noscript") {
+					return true
+				}
+			}
 		}
 		j := bytes.IndexByte(rest, '<')
 		if j < 0 {
@@ -89,11 +94,12 @@ func (a *analysis) readTokens(b []byte, depth int) {
 // the tokenizer's.
 func (a *analysis) readScanned(t *tokenizer, b []byte, depth int) {
 	n := html.Node{Type: html.ElementNode}
+	plain := plainMarkup(b)
 	for _, sp := range t.tags {
 		if a.done() {
 			return
 		}
-		n.Data, n.Attr = t.tagOf(b[sp.tag0:sp.tag1])
+		n.Data, n.Attr = t.tagOf(b[sp.tag0:sp.tag1], plain)
 		var content []byte
 		if n.Data == "script" || n.Data == "style" {
 			content = rawText(b[sp.text0:sp.text1], &t.content)

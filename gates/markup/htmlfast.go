@@ -113,27 +113,22 @@ func closeAngle(b []byte, i int) int {
 // where a key would start is skipped.
 func tagEnd(b []byte, i int) (name, end int) {
 	n := len(b)
-	for i < n && !isTagSpace(b[i]) && b[i] != '/' && b[i] != '>' {
+	for i < n && tagClass[b[i]]&endsName == 0 {
 		i++
 	}
 	name = i
 	for {
-		i = skipTagSpace(b, i)
-		if i >= n {
+		if i = skipTagSpace(b, i); i >= n {
 			return name, -1
 		}
 		if b[i] == '>' {
 			return name, i + 1
 		}
-		k0 := i
-		for ; i < n; i++ {
-			c := b[i]
-			if c == '=' && i == k0 {
-				continue
-			}
-			if c == '=' || isTagSpace(c) || c == '/' || c == '>' {
-				break
-			}
+		if b[i] == '=' {
+			i++
+		}
+		for i < n && tagClass[b[i]]&endsKey == 0 {
+			i++
 		}
 		if i = skipTagSpace(b, i); i >= n {
 			return name, -1
@@ -154,7 +149,7 @@ func tagEnd(b []byte, i int) (name, end int) {
 				}
 				i += j + 2
 			default:
-				for i < n && !isTagSpace(b[i]) && b[i] != '>' {
+				for i < n && tagClass[b[i]]&endsValue == 0 {
 					i++
 				}
 			}

@@ -50,7 +50,7 @@ func fastTags(doc []byte) ([]scannedTag, bool) {
 	out := []scannedTag{}
 	for _, sp := range tags {
 		st := scannedTag{raw: string(doc[sp.tag0:sp.tag1])}
-		if name, _ := t.tagOf(doc[sp.tag0:sp.tag1]); name == "script" || name == "style" {
+		if name, _ := t.tagOf(doc[sp.tag0:sp.tag1], plainMarkup(doc)); name == "script" || name == "style" {
 			st.text = string(rawText(doc[sp.text0:sp.text1], &t.content))
 		}
 		out = append(out, st)

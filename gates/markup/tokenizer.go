@@ -140,12 +140,16 @@ func (t *tokenizer) tag() (string, []html.Attribute) {
 	return tagName(name), t.readAttrs(more)
 }
 
-// tagOf is tag for raw, a whole start tag as scanTags finds it: the
-// values of a split tag view raw; a tag splitTag cannot split is read by
+// tagOf is tag for raw, a whole start tag as scanTags finds it (plain:
+// in plainMarkup): the values of a split tag view raw; a tag splitTag cannot split is read by
 // the tokenizer alone (restarted on raw, it reads the tag as it does
 // inside its document: a start tag's token depends on its bytes only).
-func (t *tokenizer) tagOf(raw []byte) (string, []html.Attribute) {
-	if name, ok := t.splitTag(raw); ok {
+func (t *tokenizer) tagOf(raw []byte, plain bool) (string, []html.Attribute) {
+	split := t.splitTag
+	if plain {
+		split = t.splitPlainTag
+	}
+	if name, ok := split(raw); ok {
 		return tagName(name), t.splitAttrs(raw)
 	}
 	t.reset(raw)
@@ -196,40 +200,42 @@ const maxSplitAttrs = 32
 // would replace or unescape them), more than maxSplitAttrs attributes, or
 // is not a whole tag.
 func (t *tokenizer) splitTag(raw []byte) ([]byte, bool) {
+	if !plainMarkup(raw) {
+		t.spans = t.spans[:0]
+		return nil, false
+	}
+	return t.splitPlainTag(raw)
+}
+
+// plainMarkup reports markup without NUL, CR or '&', whose tags the
+// tokenizer gives as written (but for the case of names and keys).
+func plainMarkup(b []byte) bool {
+	return bytes.IndexByte(b, '&') < 0 && bytes.IndexByte(b, '\r') < 0 && bytes.IndexByte(b, 0) < 0
+}
+
+// splitPlainTag is splitTag for a tag known to be plainMarkup.
+func (t *tokenizer) splitPlainTag(raw []byte) ([]byte, bool) {
 	t.spans = t.spans[:0]
 	n := len(raw)
 	if n < 3 || raw[0] != '<' || raw[n-1] != '>' {
 		return nil, false
 	}
-	for _, c := range raw {
-		if c == 0 || c == '\r' || c == '&' {
-			return nil, false
-		}
-	}
 	lower := t.lower[:0]
 	// The name: its first byte (a letter) is read with the '<'.
 	i := 2
-	for i < n && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
+	for i < n && tagClass[raw[i]]&endsName == 0 {
 		i++
 	}
 	lower = appendLower(lower, raw[1:i])
 	nameEnd := len(lower)
-	if i < n && isTagSpace(raw[i]) {
-		i++
-	}
 	i = skipTagSpace(raw, i)
 	for i < n && raw[i] != '>' {
 		// The key.
 		k0 := i
-		for i < n {
-			c := raw[i]
-			if c == '=' && i == k0 {
-				i++
-				continue
-			}
-			if c == '=' || isTagSpace(c) || c == '/' || c == '>' {
-				break
-			}
+		if raw[i] == '=' {
+			i++
+		}
+		for i < n && tagClass[raw[i]]&endsKey == 0 {
 			i++
 		}
 		k1 := i
@@ -250,25 +256,18 @@ func (t *tokenizer) splitTag(raw []byte) ([]byte, bool) {
 			switch q := raw[i]; q {
 			case '>':
 			case '"', '\'':
-				i++
-				v0 = i
-				for i < n && raw[i] != q {
-					i++
-				}
-				if i >= n {
+				j := bytes.IndexByte(raw[i+1:], q)
+				if j < 0 {
 					return nil, false
 				}
-				v1 = i
-				i++
+				v0, v1 = i+1, i+1+j
+				i = v1 + 1
 			default:
 				v0 = i
-				for i < n && !isTagSpace(raw[i]) && raw[i] != '>' {
+				for i < n && tagClass[raw[i]]&endsValue == 0 {
 					i++
 				}
 				v1 = i
-				if i < n && raw[i] != '>' {
-					i++
-				}
 			}
 		}
 		if k1 > k0 {
@@ -301,10 +300,28 @@ func (t *tokenizer) splitTag(raw []byte) ([]byte, bool) {
 	return lower[:nameEnd], true
 }
 
-func isTagSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' }
+// tagClass classes the bytes that end a tag's name, an attribute's key or
+// an unquoted value, as the tokenizer's readTag reads them.
+var tagClass = [256]uint8{
+	' ': tagSpace, '\n': tagSpace, '\r': tagSpace, '\t': tagSpace, '\f': tagSpace,
+	'/': tagSlash, '>': tagGT, '=': tagEq,
+}
+
+const (
+	tagSpace = 1 << iota
+	tagSlash
+	tagGT
+	tagEq
+
+	endsName  = tagSpace | tagSlash | tagGT
+	endsKey   = endsName | tagEq // after the key's first byte: a leading '=' is part of it
+	endsValue = tagSpace | tagGT // an unquoted value
+)
+
+func isTagSpace(c byte) bool { return tagClass[c] == tagSpace }
 
 func skipTagSpace(b []byte, i int) int {
-	for i < len(b) && isTagSpace(b[i]) {
+	for i < len(b) && tagClass[b[i]] == tagSpace {
 		i++
 	}
 	return i
