@@ -18,8 +18,8 @@ import "bytes"
 // end of b).
 type tagSpan struct{ tag0, tag1, text0, text1 int }
 
-// maxPooledSpans bounds the span buffer a pooled tokenizer keeps.
-const maxPooledSpans = 4 << 10
+// maxPooledSpans bounds the span buffer a pooled tokenizer keeps (64 KB).
+const maxPooledSpans = 2 << 10
 
 // scanTags appends to dst the start and self-closing tags that
 // x/net/html's Tokenizer yields reading b, in order, with the text that
