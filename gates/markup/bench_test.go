@@ -113,7 +113,7 @@ func BenchmarkJudgeFloor(b *testing.B) {
 		cpu := processCPU()
 		for b.Loop() {
 			var ok bool
-			if tags, ok = scanTags(tags[:0], adm); !ok {
+			if tags, _, ok = scanTags(tags[:0], adm); !ok {
 				b.Fatal("declined")
 			}
 		}

@@ -82,7 +82,7 @@ func hasPrefixFold(b []byte, p string) bool {
 func (a *analysis) readTokens(b []byte, depth int) {
 	t := getTokenizer(b)
 	defer putTokenizer(t)
-	if tags, ok := scanTags(t.tags[:0], b); ok {
+	if tags, _, ok := scanTags(t.tags[:0], b); ok {
 		t.tags = tags
 		a.readScanned(t, b, depth)
 		return
@@ -320,13 +320,26 @@ func isURLAttr(key string) bool {
 	return false
 }
 
-// cutInTag reports markup that ends inside a tag (which a browser drops).
+// cutInTag reports markup that ends inside a tag (which a browser drops):
+// inside a start tag, to the tokenizer (scanTags tells, else the tokenizer
+// itself).
 func cutInTag(b []byte) bool {
 	t := bytes.TrimRight(b, htmlSpace)
 	if len(t) == 0 || t[len(t)-1] == '>' || bytes.IndexByte(b, '<') < 0 {
 		return false
 	}
-	z := html.NewTokenizer(bytes.NewReader(b))
+	tz := getTokenizer(b)
+	defer putTokenizer(tz)
+	if tags, cut, ok := scanTags(tz.tags[:0], b); ok {
+		tz.tags = tags
+		return cut
+	}
+	return tokenizerCut(tz.z)
+}
+
+// tokenizerCut reports whether z's document ends inside a start tag: its
+// last token, an error, is raw bytes of one.
+func tokenizerCut(z *html.Tokenizer) bool {
 	for z.Next() != html.ErrorToken {
 	}
 	raw := z.Raw()

@@ -23,22 +23,23 @@ const maxPooledSpans = 2 << 10
 
 // scanTags appends to dst the start and self-closing tags that
 // x/net/html's Tokenizer yields reading b, in order, with the text that
-// follows those of script and style; false when b holds a script whose
-// text it does not delimit (a "<!--" in it: the tokenizer's escaped
-// states). A tag cut by the end of b is no token, as to the tokenizer.
-func scanTags(dst []tagSpan, b []byte) ([]tagSpan, bool) {
+// follows those of script and style; ok is false when b holds a script
+// whose text it does not delimit (a "<!--" in it: the tokenizer's escaped
+// states). A start tag cut by the end of b is no token, as to the
+// tokenizer: cut reports it (the tokenizer's last Raw is that tag).
+func scanTags(dst []tagSpan, b []byte) (tags []tagSpan, cut, ok bool) {
 	n := len(b)
 	for i := 0; ; {
 		j := bytes.IndexByte(b[i:], '<')
 		if j < 0 || i+j+1 >= n {
-			return dst, true
+			return dst, false, true
 		}
 		i += j
 		switch c := b[i+1]; {
 		case isASCIILetter(c):
 			name, end := tagEnd(b, i+1)
 			if end < 0 {
-				return dst, true
+				return dst, true, true
 			}
 			sp := tagSpan{tag0: i, tag1: end}
 			i = end
@@ -46,11 +47,11 @@ func scanTags(dst []tagSpan, b []byte) ([]tagSpan, bool) {
 			switch raw {
 			case "":
 			case "plaintext": // text to the end
-				return append(dst, sp), true
+				return append(dst, sp), false, true
 			default:
 				i = rawTextEnd(b, end, raw)
 				if raw == "script" && bytes.Contains(b[end:i], []byte("<!--")) {
-					return dst, false
+					return dst, false, false
 				}
 				if raw == "script" || raw == "style" {
 					sp.text0, sp.text1 = end, i
@@ -62,16 +63,16 @@ func scanTags(dst []tagSpan, b []byte) ([]tagSpan, bool) {
 			// (nothing), or a bogus comment up to '>'.
 			switch {
 			case i+2 >= n:
-				return dst, true
+				return dst, false, true
 			case b[i+2] == '>':
 				i += 3
 			case isASCIILetter(b[i+2]):
 				if _, i = tagEnd(b, i+2); i < 0 {
-					return dst, true
+					return dst, false, true
 				}
 			default:
 				if i = closeAngle(b, i+2); i < 0 {
-					return dst, true
+					return dst, false, true
 				}
 			}
 		case c == '!':
@@ -82,11 +83,11 @@ func scanTags(dst []tagSpan, b []byte) ([]tagSpan, bool) {
 				i = closeAngle(b, i+2)
 			}
 			if i < 0 {
-				return dst, true
+				return dst, false, true
 			}
 		case c == '?': // a bogus comment up to '>'
 			if i = closeAngle(b, i+1); i < 0 {
-				return dst, true
+				return dst, false, true
 			}
 		default: // text: c is read again
 			i++

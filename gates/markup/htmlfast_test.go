@@ -39,23 +39,24 @@ func tokenizerTags(doc []byte) []scannedTag {
 }
 
 // fastTags are the start tags of doc as readScanned takes them from
-// scanTags; false when scanTags declines doc.
-func fastTags(doc []byte) ([]scannedTag, bool) {
+// scanTags, and whether doc ends inside one; false when scanTags declines
+// doc.
+func fastTags(doc []byte) (tags []scannedTag, cut, ok bool) {
 	t := getTokenizer(doc)
 	defer putTokenizer(t)
-	tags, ok := scanTags(nil, doc)
+	spans, cut, ok := scanTags(nil, doc)
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	out := []scannedTag{}
-	for _, sp := range tags {
+	for _, sp := range spans {
 		st := scannedTag{raw: string(doc[sp.tag0:sp.tag1])}
 		if name, _ := t.tagOf(doc[sp.tag0:sp.tag1], plainMarkup(doc)); name == "script" || name == "style" {
 			st.text = string(rawText(doc[sp.text0:sp.text1], &t.content))
 		}
 		out = append(out, st)
 	}
-	return out, true
+	return out, cut, true
 }
 
 // tokenResult is what a token reading of a document did.
@@ -70,7 +71,7 @@ type tokenResult struct {
 // whether scanTags read doc.
 func sameTokenReading(t *testing.T, doc []byte) bool {
 	t.Helper()
-	fast, ok := fastTags(doc)
+	fast, cut, ok := fastTags(doc)
 	if !ok {
 		require.Contains(t, string(doc), "<!--", "declined %q", doc)
 		return false
@@ -80,6 +81,7 @@ func sameTokenReading(t *testing.T, doc []byte) bool {
 		ref = []scannedTag{}
 	}
 	require.Equal(t, ref, fast, "%q", doc)
+	require.Equal(t, tokenizerCut(html.NewTokenizer(bytes.NewReader(doc))), cut, "cut: %q", doc)
 	for _, m := range []struct{ judge, secure bool }{{true, false}, {false, true}, {true, true}} {
 		run := func(read func(a *analysis)) (r tokenResult) {
 			a := newAnalysis(DefaultLimits, m.judge, m.secure)
@@ -165,7 +167,7 @@ func TestHTMLFastAgainstTokenizer(t *testing.T) {
 func TestHTMLFastDeclines(t *testing.T) {
 	f := func(doc string, read bool) {
 		t.Helper()
-		_, ok := scanTags(nil, []byte(doc))
+		_, _, ok := scanTags(nil, []byte(doc))
 		require.Equal(t, read, ok, doc)
 	}
 	f(`<script><!-- a() --></script>`, false)
