@@ -120,8 +120,8 @@
 // syntax node, and x/net/html's tokenizer alone 0.08-0.09 ms
 // (BenchmarkJudgeFloor); the rest is the two walks of each syntax tree
 // (bindings, then the reading: about 0.22 ms, spread over the rules) and the
-// tokens (the numbers of this paragraph predate the tag scan, which took
-// 0.08-0.1 ms more off: The tag scan). Insecure 0.14-0.16 ms and 456 allocations (0.17-0.18 ms and 947
+// tokens (figures from before the tag scan, whose own are under The tag
+// scan). Insecure 0.14-0.16 ms and 456 allocations (0.17-0.18 ms and 947
 // before), Read about what Judge costs; the hand-written lexers this package
 // replaced took 0.16 ms and 0.04 ms without allocating, and rejected the
 // creative (its javascript:void(0) link and click listener). Time and
