@@ -76,12 +76,13 @@ func putTokenizer(t *tokenizer) {
 }
 
 // tagName is the tag's lower-case name as html.Tokenizer.Token gives it:
-// an atom's string, or a new one.
+// an atom's string, or a view of name (in the tokenizer's buffers: valid
+// as the attribute values of tag are, and never kept).
 func tagName(name []byte) string {
 	if a := atom.Lookup(name); a != 0 {
 		return a.String()
 	}
-	return string(name)
+	return unsafe.String(unsafe.SliceData(name), len(name))
 }
 
 // readAttrs reads the current tag's attributes into t.attr (as
@@ -127,10 +128,11 @@ func readsAttr(key []byte) bool {
 // letters lower-cased), else through TagName and TagAttr, which copy
 // every name, key and value.
 //
-// The values of a split tag view the tokenizer's buffer: they are valid
-// until the next call of t.z.Next (own copies them), and whatever keeps
-// one past that copies it (element and what it calls keep none: they
-// convert to []byte, parse a copy or compare).
+// The values of a split tag, and a name that is no atom, view the
+// tokenizer's buffers: they are valid until the next call of t.z.Next or
+// t.splitTag (own copies the values; script and style are atoms), and
+// whatever keeps one past that copies it (element and what it calls keep
+// none: they convert to []byte, parse a copy or compare).
 func (t *tokenizer) tag() (string, []html.Attribute) {
 	raw := t.z.Raw()
 	if name, ok := t.splitTag(raw); ok {
