@@ -191,9 +191,11 @@
 // findings in each mode; FuzzHTMLFast the same (a million inputs, no
 // divergence). Measured (GOMAXPROCS=1, fastest and median of five
 // rounds, the two builds run in turn, load average 2.5-3.5): the banner
-// 1.38-1.43 µs and no allocation (4.4-5.1 µs and 23 before); with a
+// 1.31-1.41 µs and no allocation (4.2-5.5 µs and 23 before); with a
 // character reference in its click URL (BenchmarkReadDistinctBanner/Amp)
-// 2.39-2.44 µs and 7 allocations (5.0-5.9 µs and 27); the 20 KB creative's
+// 2.39-2.44 µs and 7 allocations (5.0-5.9 µs and 27); the VAST ad sniffed,
+// so read as HTML too, 4.2-5.2 µs and 3 allocations, the HTML probe's
+// analysis and function tables (8.3-9.5 µs and 30); the 20 KB creative's
 // Judge 0.73-0.81 ms and 4,716 allocations (0.87-0.94 ms and 5,059, eight
 // rounds); the scan alone reads it in 6.5 µs where the tokenizer took 80-90
 // µs and 343 allocations (BenchmarkJudgeFloor).
