@@ -143,9 +143,10 @@ func (t *tokenizer) tag() (string, []html.Attribute) {
 }
 
 // tagOf is tag for raw, a whole start tag as scanTags finds it (plain:
-// in plainMarkup): the values of a split tag view raw; a tag splitTag cannot split is read by
-// the tokenizer alone (restarted on raw, it reads the tag as it does
-// inside its document: a start tag's token depends on its bytes only).
+// found in plainMarkup): the values of a split tag view raw; a tag
+// splitTag cannot split is read by the tokenizer alone (restarted on raw,
+// it reads the tag as it does inside its document: a start tag's token
+// depends on its bytes only).
 func (t *tokenizer) tagOf(raw []byte, plain bool) (string, []html.Attribute) {
 	split := t.splitTag
 	if plain {
