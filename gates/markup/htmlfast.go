@@ -196,7 +196,7 @@ func rawTextEnd(b []byte, i int, name string) int {
 		j += i
 		k := j + 2 + len(name)
 		if k < len(b) && equalFoldLower(b[j+2:k], name) {
-			if c := b[k]; isTagSpace(c) || c == '/' || c == '>' {
+			if tagClass[b[k]]&endsName != 0 { // white space, '/' or '>'
 				return j
 			}
 		}

@@ -321,8 +321,6 @@ const (
 	endsValue = tagSpace | tagGT // an unquoted value
 )
 
-func isTagSpace(c byte) bool { return tagClass[c] == tagSpace }
-
 func skipTagSpace(b []byte, i int) int {
 	for i < len(b) && tagClass[b[i]] == tagSpace {
 		i++
