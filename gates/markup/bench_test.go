@@ -80,7 +80,7 @@ func BenchmarkJudge(b *testing.B) {
 
 // BenchmarkJudgeFloor is what bounds BenchmarkJudge/20KB: the script
 // parser alone on the creative's scripts and handlers (as readScript gets
-// them), and the HTML tokenizer alone.
+// them), the tag scan alone, and x/net/html's tokenizer alone.
 func BenchmarkJudgeFloor(b *testing.B) {
 	adm := scriptHeavy(20 << 10)
 	type script struct {
@@ -103,6 +103,18 @@ func BenchmarkJudgeFloor(b *testing.B) {
 				if _, err := parseJSOnce(s.src, s.inline); err != nil {
 					b.Fatal(err)
 				}
+			}
+		}
+		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	})
+	b.Run("scan", func(b *testing.B) {
+		b.ReportAllocs()
+		var tags []tagSpan
+		cpu := processCPU()
+		for b.Loop() {
+			var ok bool
+			if tags, _, ok = scanTags(tags[:0], adm); !ok {
+				b.Fatal("declined")
 			}
 		}
 		b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
@@ -231,6 +243,10 @@ func benchDistinct(b *testing.B, template string, r Reading, sniff bool) {
 func BenchmarkReadDistinctBanner(b *testing.B) {
 	b.Run("HTML", func(b *testing.B) { benchDistinct(b, distinctBanner, HTML, false) })
 	b.Run("Sniffed", func(b *testing.B) { benchDistinct(b, distinctBanner, 0, true) })
+	// A character reference in a URL: that tag is read by x/net/html's
+	// tokenizer (tagOf).
+	amp := strings.Replace(distinctBanner, "?id=", "?cr=7&amp;id=", 1)
+	b.Run("Amp", func(b *testing.B) { benchDistinct(b, amp, HTML, false) })
 }
 
 func BenchmarkReadDistinctVAST(b *testing.B) {

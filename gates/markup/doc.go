@@ -13,6 +13,9 @@
 //     foreign content (in <svg><style> an <img> breaks out and is live;
 //     <svg><script> text has its character references decoded), noscript
 //     content read as markup too (a browser without script builds it).
+//     Markup without foreign content or noscript is read from the
+//     tokenizer's start tags, found by a scan of their own (The tag scan,
+//     below).
 //   - Script: github.com/tdewolff/parse/v2/js, a full ECMAScript parser
 //     whose scopes resolve every identifier to its declaration: a
 //     parameter, a local or a class field named location is not the page's.
@@ -117,7 +120,8 @@
 // syntax node, and x/net/html's tokenizer alone 0.08-0.09 ms
 // (BenchmarkJudgeFloor); the rest is the two walks of each syntax tree
 // (bindings, then the reading: about 0.22 ms, spread over the rules) and the
-// tokens. Insecure 0.14-0.16 ms and 456 allocations (0.17-0.18 ms and 947
+// tokens (figures from before the tag scan, whose own are under The tag
+// scan). Insecure 0.14-0.16 ms and 456 allocations (0.17-0.18 ms and 947
 // before), Read about what Judge costs; the hand-written lexers this package
 // replaced took 0.16 ms and 0.04 ms without allocating, and rejected the
 // creative (its javascript:void(0) link and click listener). Time and
@@ -152,15 +156,49 @@
 // Decoder.Token (an interface value per token, a string per key and value:
 // 9.7% of bidguard's CPU under load), hence the walk over jsonraw: 1.2-1.4
 // µs and one allocation, the analysis's (BenchmarkNativeReadings, the walk
-// alone: none, TestNativeFastAllocs; encoding/json 169). 20 of the banner's
-// 24 allocations are x/net/html's, inside Tokenizer.Next: it copies every
-// attribute key twice to find repeated ones. A copy of the tokenizer patched
-// not to (measured, not kept) reads the banner with 4 allocations and about
-// a fifth less CPU, and changes nothing measurable on the 20 KB creative:
-// not worth maintaining a copy of x/net/html, entity table included. Since
-// the top-level analysis is pooled too, a well-formed VAST or native
-// creative read under its media type allocates nothing (TestReadAllocs)
-// and the banner 23 times.
+// alone: none, TestNativeFastAllocs; encoding/json 169). Since the
+// top-level analysis and the tokenizer are pooled too, a well-formed VAST or
+// native creative, or a banner without script, read under its media type
+// allocates nothing (TestReadAllocs).
+//
+// # The tag scan
+//
+// The token reading needs from x/net/html's tokenizer only each start tag's
+// raw bytes (splitTag splits them) and the text of script and style, and
+// Tokenizer.Next read the banner above byte by byte through an io.Reader,
+// copying every attribute key twice to find repeated ones: the HTML reading
+// was 14.5% of bidguard serve's CPU under the load harness (about 8 µs a
+// banner), Tokenizer.Next two thirds of it. So scanTags (htmlfast.go) finds
+// those tags and texts itself, going from '<' to '<' and '>' with
+// bytes.IndexByte, by the tokenizer's rules: a tag ends at a '>' outside a
+// value quoted after '=', end tags are read as tags (quoted values and
+// all), comments end as readComment ends them (<!-->, <!--->, --!>), bogus
+// comments and doctypes at the first '>', the raw text and RCDATA elements
+// (script, style, iframe, noembed, noframes, noscript, textarea, title,
+// xmp) at their end tag matched without case, plaintext at the end, a '<'
+// before anything but a letter, '/', '!' or '?' is text, a tag cut by the
+// end of the markup is no token; script and style text has CR LF, CR and
+// NUL converted as Tokenizer.Text converts them. A tag splitTag does not
+// split (a character reference, NUL or CR in it, more than 32 attributes)
+// is read by the tokenizer restarted on that tag alone (a start tag's token
+// depends on its bytes only). x/net/html stays the reference, and the
+// fallback: markup with a script whose text holds "<!--" before its end
+// tag (the script data escaped states, not reproduced) is read by the
+// tokenizer whole. TestHTMLFastAgainstTokenizer (every markup string of the
+// tests, the golden files and the fuzz corpora, also with CR LF line ends,
+// a CR after each '>', in upper case and cut short at each '<' and '>':
+// 27,000 documents, 170 declined) compares the tags, the texts and the
+// findings in each mode; FuzzHTMLFast the same (a million inputs, no
+// divergence). Measured (GOMAXPROCS=1, fastest and median of five
+// rounds, the two builds run in turn, load average 2.5-3.5): the banner
+// 1.31-1.41 µs and no allocation (4.2-5.5 µs and 23 before); with a
+// character reference in its click URL (BenchmarkReadDistinctBanner/Amp)
+// 2.39-2.44 µs and 7 allocations (5.0-5.9 µs and 27); the VAST ad sniffed,
+// so read as HTML too, 4.2-5.2 µs and 3 allocations, the HTML probe's
+// analysis and function tables (8.3-9.5 µs and 30); the 20 KB creative's
+// Judge 0.73-0.81 ms and 4,716 allocations (0.87-0.94 ms and 5,059, eight
+// rounds); the scan alone reads it in 6.5 µs where the tokenizer took 80-90
+// µs and 343 allocations (BenchmarkJudgeFloor).
 //
 // HTML and script reading allocate (the parsers build trees): callers that
 // need an allocation-free bid path cache the findings by the bytes read.

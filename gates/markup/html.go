@@ -54,8 +54,13 @@ func (a *analysis) readTree(b []byte, depth int) {
 func needsTree(b []byte) bool {
 	for i := bytes.IndexByte(b, '<'); i >= 0; {
 		rest := b[i+1:]
-		if hasPrefixFold(rest, "svg") || hasPrefixFold(rest, "math") || hasPrefixFold(rest, "noscript") {
-			return true
+		if len(rest) > 0 {
+			switch rest[0] | 0x20 { // the names' first letters, either case
+			case 's', 'm', 'n':
+				if hasPrefixFold(rest, "svg") || hasPrefixFold(rest, "math") || hasPrefixFold(rest, "noscript") {
+					return true
+				}
+			}
 		}
 		j := bytes.IndexByte(rest, '<')
 		if j < 0 {
@@ -72,10 +77,39 @@ func hasPrefixFold(b []byte, p string) bool {
 
 // readTokens reads b from x/net/html's tokenizer, which knows raw text,
 // RCDATA and the script data states: each start tag is read as an element,
-// script and style with the text up to their end tag.
+// script and style with the text up to their end tag. The tags are found
+// by scanTags (htmlfast.go) when it can, else by the tokenizer itself.
 func (a *analysis) readTokens(b []byte, depth int) {
 	t := getTokenizer(b)
 	defer putTokenizer(t)
+	if tags, _, ok := scanTags(t.tags[:0], b); ok {
+		t.tags = tags
+		a.readScanned(t, b, depth)
+		return
+	}
+	a.readTokenizer(t, depth)
+}
+
+// readScanned reads the tags scanTags found in b, as readTokenizer reads
+// the tokenizer's.
+func (a *analysis) readScanned(t *tokenizer, b []byte, depth int) {
+	n := html.Node{Type: html.ElementNode}
+	plain := plainMarkup(b)
+	for _, sp := range t.tags {
+		if a.done() {
+			return
+		}
+		n.Data, n.Attr = t.tagOf(b[sp.tag0:sp.tag1], plain)
+		var content []byte
+		if n.Data == "script" || n.Data == "style" {
+			content = rawText(b[sp.text0:sp.text1], &t.content)
+		}
+		a.element(&n, content, depth)
+	}
+}
+
+// readTokenizer reads the document t was started on token by token.
+func (a *analysis) readTokenizer(t *tokenizer, depth int) {
 	z := t.z
 	n := html.Node{Type: html.ElementNode}
 	for !a.done() {
@@ -286,13 +320,26 @@ func isURLAttr(key string) bool {
 	return false
 }
 
-// cutInTag reports markup that ends inside a tag (which a browser drops).
+// cutInTag reports markup that ends inside a tag (which a browser drops):
+// inside a start tag, to the tokenizer (scanTags tells, else the tokenizer
+// itself).
 func cutInTag(b []byte) bool {
 	t := bytes.TrimRight(b, htmlSpace)
 	if len(t) == 0 || t[len(t)-1] == '>' || bytes.IndexByte(b, '<') < 0 {
 		return false
 	}
-	z := html.NewTokenizer(bytes.NewReader(b))
+	tz := getTokenizer(b)
+	defer putTokenizer(tz)
+	if tags, cut, ok := scanTags(tz.tags[:0], b); ok {
+		tz.tags = tags
+		return cut
+	}
+	return tokenizerCut(tz.z)
+}
+
+// tokenizerCut reports whether z's document ends inside a start tag: its
+// last token, an error, is raw bytes of one.
+func tokenizerCut(z *html.Tokenizer) bool {
 	for z.Next() != html.ErrorToken {
 	}
 	raw := z.Raw()

@@ -28,6 +28,8 @@ type tokenizer struct {
 	// keys lower-cased into lower, the spans of each attribute kept.
 	lower []byte
 	spans []attrSpan
+	// tags are the start tags scanTags found in the document.
+	tags []tagSpan
 }
 
 var tokenizers = sync.Pool{New: func() any {
@@ -58,6 +60,10 @@ func putTokenizer(t *tokenizer) {
 	clear(t.attr)
 	t.spans = t.spans[:0]
 	t.attr = t.attr[:0]
+	if cap(t.tags) > maxPooledSpans {
+		t.tags = nil
+	}
+	t.tags = t.tags[:0]
 	if cap(t.content) > maxPooledContent {
 		t.content = nil
 	}
@@ -70,12 +76,13 @@ func putTokenizer(t *tokenizer) {
 }
 
 // tagName is the tag's lower-case name as html.Tokenizer.Token gives it:
-// an atom's string, or a new one.
+// an atom's string, or a view of name (in the tokenizer's buffers: valid
+// as the attribute values of tag are, and never kept).
 func tagName(name []byte) string {
 	if a := atom.Lookup(name); a != 0 {
 		return a.String()
 	}
-	return string(name)
+	return unsafe.String(unsafe.SliceData(name), len(name))
 }
 
 // readAttrs reads the current tag's attributes into t.attr (as
@@ -121,17 +128,42 @@ func readsAttr(key []byte) bool {
 // letters lower-cased), else through TagName and TagAttr, which copy
 // every name, key and value.
 //
-// The values of a split tag view the tokenizer's buffer: they are valid
-// until the next call of t.z.Next (own copies them), and whatever keeps
-// one past that copies it (element and what it calls keep none: they
-// convert to []byte, parse a copy or compare).
+// The values of a split tag, and a name that is no atom, view the
+// tokenizer's buffers: they are valid until the next call of t.z.Next or
+// t.splitTag (own copies the values; script and style are atoms), and
+// whatever keeps one past that copies it (element and what it calls keep
+// none: they convert to []byte, parse a copy or compare).
 func (t *tokenizer) tag() (string, []html.Attribute) {
 	raw := t.z.Raw()
-	name, ok := t.splitTag(raw)
-	if !ok {
-		name, more := t.z.TagName()
-		return tagName(name), t.readAttrs(more)
+	if name, ok := t.splitTag(raw); ok {
+		return tagName(name), t.splitAttrs(raw)
 	}
+	name, more := t.z.TagName()
+	return tagName(name), t.readAttrs(more)
+}
+
+// tagOf is tag for raw, a whole start tag as scanTags finds it (plain:
+// found in plainMarkup): the values of a split tag view raw; a tag
+// splitTag cannot split is read by the tokenizer alone (restarted on raw,
+// it reads the tag as it does inside its document: a start tag's token
+// depends on its bytes only).
+func (t *tokenizer) tagOf(raw []byte, plain bool) (string, []html.Attribute) {
+	split := t.splitTag
+	if plain {
+		split = t.splitPlainTag
+	}
+	if name, ok := split(raw); ok {
+		return tagName(name), t.splitAttrs(raw)
+	}
+	t.reset(raw)
+	t.z.Next()
+	name, more := t.z.TagName()
+	return tagName(name), t.readAttrs(more)
+}
+
+// splitAttrs are the attributes of raw split by splitTag that element
+// reads (readsAttr), their values viewing raw.
+func (t *tokenizer) splitAttrs(raw []byte) []html.Attribute {
 	t.attr = t.attr[:0]
 	for _, sp := range t.spans {
 		key := t.lower[sp.key0:sp.key1]
@@ -140,7 +172,7 @@ func (t *tokenizer) tag() (string, []html.Attribute) {
 			t.attr = append(t.attr, html.Attribute{Key: atom.String(key), Val: unsafe.String(unsafe.SliceData(val), len(val))})
 		}
 	}
-	return tagName(name), t.attr
+	return t.attr
 }
 
 // own copies the attribute values of the current tag out of the
@@ -171,40 +203,42 @@ const maxSplitAttrs = 32
 // would replace or unescape them), more than maxSplitAttrs attributes, or
 // is not a whole tag.
 func (t *tokenizer) splitTag(raw []byte) ([]byte, bool) {
+	if !plainMarkup(raw) {
+		t.spans = t.spans[:0]
+		return nil, false
+	}
+	return t.splitPlainTag(raw)
+}
+
+// plainMarkup reports markup without NUL, CR or '&', whose tags the
+// tokenizer gives as written (but for the case of names and keys).
+func plainMarkup(b []byte) bool {
+	return bytes.IndexByte(b, '&') < 0 && bytes.IndexByte(b, '\r') < 0 && bytes.IndexByte(b, 0) < 0
+}
+
+// splitPlainTag is splitTag for a tag known to be plainMarkup.
+func (t *tokenizer) splitPlainTag(raw []byte) ([]byte, bool) {
 	t.spans = t.spans[:0]
 	n := len(raw)
 	if n < 3 || raw[0] != '<' || raw[n-1] != '>' {
 		return nil, false
 	}
-	for _, c := range raw {
-		if c == 0 || c == '\r' || c == '&' {
-			return nil, false
-		}
-	}
 	lower := t.lower[:0]
 	// The name: its first byte (a letter) is read with the '<'.
 	i := 2
-	for i < n && !isTagSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
+	for i < n && tagClass[raw[i]]&endsName == 0 {
 		i++
 	}
 	lower = appendLower(lower, raw[1:i])
 	nameEnd := len(lower)
-	if i < n && isTagSpace(raw[i]) {
-		i++
-	}
 	i = skipTagSpace(raw, i)
 	for i < n && raw[i] != '>' {
 		// The key.
 		k0 := i
-		for i < n {
-			c := raw[i]
-			if c == '=' && i == k0 {
-				i++
-				continue
-			}
-			if c == '=' || isTagSpace(c) || c == '/' || c == '>' {
-				break
-			}
+		if raw[i] == '=' {
+			i++
+		}
+		for i < n && tagClass[raw[i]]&endsKey == 0 {
 			i++
 		}
 		k1 := i
@@ -225,25 +259,18 @@ func (t *tokenizer) splitTag(raw []byte) ([]byte, bool) {
 			switch q := raw[i]; q {
 			case '>':
 			case '"', '\'':
-				i++
-				v0 = i
-				for i < n && raw[i] != q {
-					i++
-				}
-				if i >= n {
+				j := bytes.IndexByte(raw[i+1:], q)
+				if j < 0 {
 					return nil, false
 				}
-				v1 = i
-				i++
+				v0, v1 = i+1, i+1+j
+				i = v1 + 1
 			default:
 				v0 = i
-				for i < n && !isTagSpace(raw[i]) && raw[i] != '>' {
+				for i < n && tagClass[raw[i]]&endsValue == 0 {
 					i++
 				}
 				v1 = i
-				if i < n && raw[i] != '>' {
-					i++
-				}
 			}
 		}
 		if k1 > k0 {
@@ -276,10 +303,26 @@ func (t *tokenizer) splitTag(raw []byte) ([]byte, bool) {
 	return lower[:nameEnd], true
 }
 
-func isTagSpace(c byte) bool { return c == ' ' || c == '\n' || c == '\r' || c == '\t' || c == '\f' }
+// tagClass classes the bytes that end a tag's name, an attribute's key or
+// an unquoted value, as the tokenizer's readTag reads them.
+var tagClass = [256]uint8{
+	' ': tagSpace, '\n': tagSpace, '\r': tagSpace, '\t': tagSpace, '\f': tagSpace,
+	'/': tagSlash, '>': tagGT, '=': tagEq,
+}
+
+const (
+	tagSpace = 1 << iota
+	tagSlash
+	tagGT
+	tagEq
+
+	endsName  = tagSpace | tagSlash | tagGT
+	endsKey   = endsName | tagEq // after the key's first byte: a leading '=' is part of it
+	endsValue = tagSpace | tagGT // an unquoted value
+)
 
 func skipTagSpace(b []byte, i int) int {
-	for i < len(b) && isTagSpace(b[i]) {
+	for i < len(b) && tagClass[b[i]] == tagSpace {
 		i++
 	}
 	return i

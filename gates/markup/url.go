@@ -71,7 +71,7 @@ func cleanURL(u string) string {
 		j--
 	}
 	u = u[i:j]
-	if strings.ContainsAny(u, "\t\n\r") {
+	if strings.IndexByte(u, '\t') >= 0 || strings.IndexByte(u, '\n') >= 0 || strings.IndexByte(u, '\r') >= 0 {
 		u = urlNewlines.Replace(u)
 	}
 	return u

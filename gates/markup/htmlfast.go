@@ -1,0 +1,251 @@
+package markup
+
+// The token reading's fast path. readTokens needs from x/net/html's
+// tokenizer only each start tag's raw bytes and the text of script and
+// style; scanTags finds exactly those with the tokenizer's rules
+// (golang.org/x/net/html token.go: Next, readTag, readRawOrRCDATA,
+// readScript, readComment, readMarkupDeclaration), jumping from one '<' or
+// '>' to the next instead of reading byte by byte. The tokenizer stays the
+// reference and reads what the scan declines: a script whose text holds
+// "<!--" before its end tag (the script data escaped states).
+// TestHTMLFastAgainstTokenizer and FuzzHTMLFast compare the two.
+
+import "bytes"
+
+// tagSpan is a start tag scanTags found: its raw bytes b[tag0:tag1] ("<"
+// to ">", as Tokenizer.Raw gives them) and, after a script or style start
+// tag, the raw bytes of its text b[text0:text1] (up to its end tag or the
+// end of b).
+type tagSpan struct{ tag0, tag1, text0, text1 int }
+
+// maxPooledSpans bounds the span buffer a pooled tokenizer keeps (64 KB).
+const maxPooledSpans = 2 << 10
+
+// scanTags appends to dst the start and self-closing tags that
+// x/net/html's Tokenizer yields reading b, in order, with the text that
+// follows those of script and style; ok is false when b holds a script
+// whose text it does not delimit (a "<!--" in it: the tokenizer's escaped
+// states). A start tag cut by the end of b is no token, as to the
+// tokenizer: cut reports it (the tokenizer's last Raw is that tag).
+func scanTags(dst []tagSpan, b []byte) (tags []tagSpan, cut, ok bool) {
+	n := len(b)
+	for i := 0; ; {
+		j := bytes.IndexByte(b[i:], '<')
+		if j < 0 || i+j+1 >= n {
+			return dst, false, true
+		}
+		i += j
+		switch c := b[i+1]; {
+		case isASCIILetter(c):
+			name, end := tagEnd(b, i+1)
+			if end < 0 {
+				return dst, true, true
+			}
+			sp := tagSpan{tag0: i, tag1: end}
+			i = end
+			raw := rawTextElement(b[sp.tag0+1 : name])
+			switch raw {
+			case "":
+			case "plaintext": // text to the end
+				return append(dst, sp), false, true
+			default:
+				i = rawTextEnd(b, end, raw)
+				if raw == "script" && bytes.Contains(b[end:i], []byte("<!--")) {
+					return dst, false, false
+				}
+				if raw == "script" || raw == "style" {
+					sp.text0, sp.text1 = end, i
+				}
+			}
+			dst = append(dst, sp)
+		case c == '/':
+			// An end tag (read as a tag, quoted values and all), "</>"
+			// (nothing), or a bogus comment up to '>'.
+			switch {
+			case i+2 >= n:
+				return dst, false, true
+			case b[i+2] == '>':
+				i += 3
+			case isASCIILetter(b[i+2]):
+				if _, i = tagEnd(b, i+2); i < 0 {
+					return dst, false, true
+				}
+			default:
+				if i = closeAngle(b, i+2); i < 0 {
+					return dst, false, true
+				}
+			}
+		case c == '!':
+			// A comment, or a doctype or bogus comment up to '>'.
+			if i+3 < n && b[i+2] == '-' && b[i+3] == '-' {
+				i = commentEnd(b, i+4)
+			} else {
+				i = closeAngle(b, i+2)
+			}
+			if i < 0 {
+				return dst, false, true
+			}
+		case c == '?': // a bogus comment up to '>'
+			if i = closeAngle(b, i+1); i < 0 {
+				return dst, false, true
+			}
+		default: // text: c is read again
+			i++
+		}
+	}
+}
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
+
+// closeAngle is the index after the first '>' in b from i, -1 when none.
+func closeAngle(b []byte, i int) int {
+	j := bytes.IndexByte(b[i:], '>')
+	if j < 0 {
+		return -1
+	}
+	return i + j + 1
+}
+
+// tagEnd reads the tag whose name starts at b[i] as readTag does, and
+// returns the end of its name and the index after its '>' (-1 when b ends
+// first): the name runs to white space, '/' or '>'; then each attribute is
+// a key up to '=', white space, '/' or '>' (a leading '=' is part of it),
+// optionally '=' and a value, quoted or up to white space or '>'; a '/'
+// where a key would start is skipped.
+func tagEnd(b []byte, i int) (name, end int) {
+	n := len(b)
+	for i < n && tagClass[b[i]]&endsName == 0 {
+		i++
+	}
+	name = i
+	for {
+		if i = skipTagSpace(b, i); i >= n {
+			return name, -1
+		}
+		if b[i] == '>' {
+			return name, i + 1
+		}
+		if b[i] == '=' {
+			i++
+		}
+		for i < n && tagClass[b[i]]&endsKey == 0 {
+			i++
+		}
+		if i = skipTagSpace(b, i); i >= n {
+			return name, -1
+		}
+		switch b[i] {
+		case '/':
+			i++
+		case '=':
+			if i = skipTagSpace(b, i+1); i >= n {
+				return name, -1
+			}
+			switch q := b[i]; q {
+			case '>':
+			case '"', '\'':
+				j := bytes.IndexByte(b[i+1:], q)
+				if j < 0 {
+					return name, -1
+				}
+				i += j + 2
+			default:
+				for i < n && tagClass[b[i]]&endsValue == 0 {
+					i++
+				}
+			}
+		}
+	}
+}
+
+// rawTextElement is the lower-case name of an element whose start tag
+// switches the tokenizer to raw text or RCDATA (startTagIn in
+// readStartTag), "" for any other name.
+func rawTextElement(name []byte) string {
+	if len(name) < 3 || len(name) > 9 {
+		return ""
+	}
+	for _, s := range [...]string{"script", "style", "iframe", "noembed", "noframes", "noscript", "plaintext", "textarea", "title", "xmp"} {
+		if len(s) == len(name) && equalFoldLower(name, s) {
+			return s
+		}
+	}
+	return ""
+}
+
+// equalFoldLower reports whether b is s (ASCII lower-case letters) with any
+// of its letters in upper case.
+func equalFoldLower(b []byte, s string) bool {
+	for i := range len(s) {
+		if b[i]|0x20 != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// rawTextEnd is where the raw text of element name, starting at b[i], ends
+// (readRawEndTag): at the first "</" and name, letters in either case,
+// followed by white space, '/' or '>'; len(b) when there is none.
+func rawTextEnd(b []byte, i int, name string) int {
+	for {
+		j := bytes.Index(b[i:], []byte("</"))
+		if j < 0 {
+			return len(b)
+		}
+		j += i
+		k := j + 2 + len(name)
+		if k < len(b) && equalFoldLower(b[j+2:k], name) {
+			if tagClass[b[k]]&endsName != 0 { // white space, '/' or '>'
+				return j
+			}
+		}
+		i = j + 2
+	}
+}
+
+// commentEnd is the index after the '>' that ends the comment whose body
+// starts at b[i] (readComment), -1 when b ends first: a '>' after two
+// dashes, after "--!", or after nothing but dashes ("<!-->", "<!--->").
+func commentEnd(b []byte, i int) int {
+	body := b[i:]
+	for p := 0; ; p++ {
+		j := bytes.IndexByte(body[p:], '>')
+		if j < 0 {
+			return -1
+		}
+		first := p == 0
+		p += j
+		switch {
+		case p >= 2 && body[p-1] == '-' && body[p-2] == '-',
+			p >= 3 && body[p-1] == '!' && body[p-2] == '-' && body[p-3] == '-',
+			first && len(bytes.Trim(body[:p], "-")) == 0:
+			return i + p + 1
+		}
+	}
+}
+
+// rawText is a script's or style's text as Tokenizer.Text gives it: CR LF
+// and a lone CR read as LF, NUL as U+FFFD. It is text itself when it holds
+// neither, else converted into *buf.
+func rawText(text []byte, buf *[]byte) []byte {
+	if bytes.IndexByte(text, '\r') < 0 && bytes.IndexByte(text, 0) < 0 {
+		return text
+	}
+	out := (*buf)[:0]
+	for i := 0; i < len(text); i++ {
+		switch c := text[i]; c {
+		case '\r':
+			out = append(out, '\n')
+			if i+1 < len(text) && text[i+1] == '\n' {
+				i++
+			}
+		case 0:
+			out = append(out, "\ufffd"...)
+		default:
+			out = append(out, c)
+		}
+	}
+	*buf = out
+	return out
+}
