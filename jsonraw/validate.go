@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -307,15 +308,16 @@ func member(data []byte, i int, bad docFlags) (keyEnd, next int, _ docFlags, _ *
 func scanString(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
 	j := i + 1
 	for j < len(data) {
-		// Short runs byte by byte; a long one eight bytes at a time.
-		k := min(j+16, len(data))
-		for j < k && plainString[data[j]] {
-			j++
-		}
-		if j == k {
-			for j+8 <= len(data) && !specialInWord(binary.LittleEndian.Uint64(data[j:])) {
-				j += 8
+		// Eight bytes at a time, to the first that needs attention; the
+		// last few byte by byte.
+		for j+8 <= len(data) {
+			if m := specialBytes(binary.LittleEndian.Uint64(data[j:])); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				break
 			}
+			j += 8
+		}
+		if j+8 > len(data) {
 			for j < len(data) && plainString[data[j]] {
 				j++
 			}
@@ -359,14 +361,16 @@ func scanString(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
 	return j, bad, syntaxError(j, "unexpected end of input in a string")
 }
 
-// specialInWord reports whether any of the eight bytes of x is one that a
-// string scan must look at: a quote, a backslash, a control character or a
-// non-ASCII byte (SWAR: a byte below n sets its high bit in (x - n) &^ x).
-func specialInWord(x uint64) bool {
+// specialBytes sets the high bit of each of the eight bytes of x (little
+// endian) that a string scan must look at, a quote, a backslash, a control
+// character or a non-ASCII byte, exactly for the lowest such byte (SWAR: a
+// byte below n sets its high bit in (x - n) &^ x; the borrow may also mark
+// bytes above the first).
+func specialBytes(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	q := x ^ (lo * '"')
 	b := x ^ (lo * '\\')
-	return ((q-lo)&^q|(b-lo)&^b|(x-lo*0x20)&^x|x)&hi != 0
+	return ((q-lo)&^q | (b-lo)&^b | (x-lo*0x20)&^x | x) & hi
 }
 
 func literal(data []byte, i int, word string) (int, *Error) {
