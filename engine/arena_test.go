@@ -44,3 +44,19 @@ func TestArenaResetZeroes(t *testing.T) {
 		a.reset()
 	}
 }
+
+// TestGrowthNext: next gives the capacities reflect's Value.Grow(1) gives a
+// slice grown one element at a time, as encoding/json grows it, for short
+// slices (compared one by one) and long ones (searched, then computed).
+func TestGrowthNext(t *testing.T) {
+	for _, typ := range []reflect.Type{reflect.TypeFor[int64](), reflect.TypeFor[openrtb2.Bid](), reflect.TypeFor[string]()} {
+		g := newGrowth(typ)
+		v := reflect.New(reflect.SliceOf(typ)).Elem()
+		for v.Cap() < 100_000 {
+			c := v.Cap()
+			v.Grow(1)
+			require.Equal(t, v.Cap(), g.next(c), "[]%s of capacity %d", typ, c)
+			v.SetLen(v.Cap())
+		}
+	}
+}

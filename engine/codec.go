@@ -303,24 +303,32 @@ func newGrowth(t reflect.Type) *growth {
 	return g
 }
 
+// shortSteps is how many of the first capacities next compares one by one
+// before it searches.
+const shortSteps = 8
+
 // next returns the capacity after growing a full slice of capacity c by one
 // element.
 func (g *growth) next(c int) int {
-	caps := *g.known.Load()
-	if n := len(caps); n > 0 && c < caps[n-1] {
+	caps := *g.known.Load() // never empty: newGrowth computed the first steps
+	if c == 0 {
+		return caps[0]
+	}
+	// Most slices are short: their capacity is one of the first steps.
+	for k := 0; k < min(len(caps)-1, shortSteps) && caps[k] <= c; k++ {
+		if caps[k] == c {
+			return caps[k+1]
+		}
+	}
+	if c < caps[len(caps)-1] {
 		if k, found := slices.BinarySearch(caps, c); found {
 			return caps[k+1]
-		} else if c == 0 {
-			return caps[0]
 		}
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.extendLocked(c + 1)
 	caps = g.caps
-	if c == 0 {
-		return caps[0]
-	}
 	k, found := slices.BinarySearch(caps, c)
 	if !found {
 		panic(fmt.Sprintf("engine: capacity %d is not one encoding/json gives []%s", c, g.typ))

@@ -25,6 +25,13 @@ package engine
 // (jsonraw.ValidateTokens), not the bytes: string ends, escapes, container
 // ends and the places of keys and values are known, so nothing is scanned
 // twice. Its positions are token indexes.
+//
+// Cost, on the benchmarks' typical documents (one core of a shared 2-core
+// machine, fastest runs, no allocation): DecodeRequest about 3.3 µs for the
+// 970-byte request (3 imps), DecodeResponse about 4.4 µs for the 2.2 KB
+// response (3 bids), of which the validating pass is about half. The rest
+// is mostly key matching (jsonraw.Keys), unescaping strings that hold
+// escapes (a creative's markup) and storing into the arena.
 
 import (
 	"errors"

@@ -70,20 +70,53 @@ type Keys struct {
 	names []string
 	byLen [][]int // indexes into names by name length, in list order
 	// exact is an open-addressing table (linear probing, mask+1 slots, at
-	// most half full) of name index + 1 by keyHash: the exact match in
-	// about one comparison.
-	exact []uint16
-	mask  uint32
+	// most half full) of the names by their words, hashed with the
+	// multiplier that puts the most names in their first slot: the exact
+	// match in about one comparison of two words.
+	exact []exactSlot
+	mask  uint64
+	mul   uint64
+	shift uint8
 }
 
-// keyHash mixes a key's length and three of its bytes.
-func keyHash[T string | []byte](b T) uint32 {
-	n := len(b)
-	h := uint32(n) * 0x9e3779b1
-	if n > 0 {
-		h ^= uint32(b[0])*0x85ebca77 ^ uint32(b[n-1])*0xc2b2ae3d ^ uint32(b[n/2])*0x27d4eb2f
+// exactSlot is a name of a Keys table, by keyWords; idx is its index + 1
+// (0: an empty slot).
+type exactSlot struct {
+	first, last uint64
+	n, idx      int32
+}
+
+// keyWords packs a key's bytes into words without reading past them: first
+// holds its first eight bytes (fewer zero-padded), last the last eight of a
+// key longer than eight (else 0). Keys of at most 16 bytes are equal exactly
+// when their words and lengths are.
+func keyWords[T string | []byte](b T) (first, last uint64) {
+	switch n := len(b); {
+	case n >= 8:
+		first = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		if n > 8 {
+			b := b[n-8:]
+			last = uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+				uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		}
+	case n >= 4: // two 4-byte loads that overlap: the shared bytes OR to themselves
+		lo := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24
+		hi := uint64(b[n-4]) | uint64(b[n-3])<<8 | uint64(b[n-2])<<16 | uint64(b[n-1])<<24
+		first = lo | hi<<(8*(n-4))
+	case n >= 2:
+		lo := uint64(b[0]) | uint64(b[1])<<8
+		hi := uint64(b[n-2]) | uint64(b[n-1])<<8
+		first = lo | hi<<(8*(n-2))
+	case n == 1:
+		first = uint64(b[0])
 	}
-	return h ^ h>>15
+	return first, last
+}
+
+// slot returns the first slot of a key's words.
+func (k *Keys) slot(first, last uint64, n int) uint64 {
+	return ((first ^ last*0x9e3779b97f4a7c15 ^ uint64(n)) * k.mul >> k.shift) & k.mask
 }
 
 // NewKeys compiles names, in the order encoding/json lists the struct's
@@ -107,22 +140,49 @@ func NewKeys(names ...string) *Keys {
 		}
 		k.byLen[len(n)] = append(k.byLen[len(n)], i)
 	}
-	if len(names) >= 1<<16-1 {
+	if len(names) >= 1<<31-1 {
 		panic("jsonraw.NewKeys: too many names")
 	}
-	size := 8
+	size, bits := 8, 3
 	for size < 2*len(names) {
-		size *= 2
+		size, bits = size*2, bits+1
 	}
-	k.exact, k.mask = make([]uint16, size), uint32(size-1)
-	for i, n := range names {
-		h := keyHash(n) & k.mask
-		for k.exact[h] != 0 {
+	k.mask, k.shift = uint64(size-1), uint8(64-bits)
+	// Try a few odd multipliers; keep the one that leaves the fewest names
+	// out of their first slot.
+	best, bestMul := -1, uint64(0)
+	mul := uint64(0x9e3779b97f4a7c15)
+	for range 64 {
+		table, misses := k.fill(size, mul|1)
+		if best < 0 || misses < best {
+			best, bestMul, k.exact = misses, mul|1, table
+		}
+		if misses == 0 {
+			break
+		}
+		mul = mul*0xbf58476d1ce4e5b9 + 0x94d049bb133111eb
+	}
+	k.mul = bestMul
+	return k
+}
+
+// fill builds the exact table of size slots for the multiplier mul and
+// counts the names not in their first slot.
+func (k *Keys) fill(size int, mul uint64) (table []exactSlot, misses int) {
+	table = make([]exactSlot, size)
+	k.mul = mul
+	for i, name := range k.names {
+		first, last := keyWords(name)
+		h := k.slot(first, last, len(name))
+		if table[h].idx != 0 {
+			misses++
+		}
+		for table[h].idx != 0 {
 			h = (h + 1) & k.mask
 		}
-		k.exact[h] = uint16(i + 1)
+		table[h] = exactSlot{first: first, last: last, n: int32(len(name)), idx: int32(i + 1)}
 	}
-	return k
+	return table, misses
 }
 
 // Len returns the number of names.
@@ -144,13 +204,16 @@ func (k *Keys) Match(raw []byte) int {
 func (k *Keys) MatchExact(raw []byte) (i int, exact bool) {
 	// The usual case first: the key as written is a name. Names hold no
 	// backslash, so such a key has no escape and is that name exactly.
-	for h := keyHash(raw) & k.mask; ; h = (h + 1) & k.mask {
-		e := k.exact[h]
-		if e == 0 {
+	first, last := keyWords(raw)
+	n := len(raw)
+	for h := k.slot(first, last, n); ; h = (h + 1) & k.mask {
+		e := &k.exact[h]
+		if e.idx == 0 {
 			break
 		}
-		if n := k.names[e-1]; n == string(raw) {
-			return int(e - 1), true
+		if e.first == first && e.last == last && int(e.n) == n &&
+			(n <= 16 || k.names[e.idx-1][8:n-8] == string(raw[8:n-8])) {
+			return int(e.idx - 1), true
 		}
 	}
 	return k.fold(raw), false

@@ -58,7 +58,10 @@ func TestKeyIs(t *testing.T) {
 
 // testNames include names equal under folding, so Match must prefer the
 // exact one and otherwise the first.
-var testNames = []string{"id", "ID", "sk", "dsa", "s", "k", "ext", "tmax", "a_b", "x1"}
+// Longer names (exact matches compare words of eight bytes, and the middle
+// of a name over 16 bytes) include two that differ only in the middle.
+var testNames = []string{"id", "ID", "sk", "dsa", "s", "k", "ext", "tmax", "a_b", "x1",
+	"instl", "bidfloor", "bidfloorcur", "abcdefgh_x_ijklmnop", "abcdefgh_y_ijklmnop", "displaymanagerver"}
 
 var testKeys = NewKeys(testNames...)
 
@@ -108,13 +111,33 @@ func TestKeysMatch(t *testing.T) {
 	f(``, -1)
 	f(`A_B`, 8)
 	f(`X1`, 9)
+	f(`instl`, 10)
+	f(`instL`, 10)
+	f(`inst`, -1)
+	f(`bidfloor`, 11)
+	f(`bidfloo`, -1)
+	f(`bidfloorcur`, 12)
+	f(`bidfloorcuR`, 12)
+	f(`bidfloorcux`, -1)
+	f(`abcdefgh_x_ijklmnop`, 13)
+	f(`abcdefgh_y_ijklmnop`, 14)
+	f(`abcdefgh_Y_ijklmnop`, 14)
+	f(`abcdefgh_z_ijklmnop`, -1)
+	f(`displaymanagerver`, 15)
+	f(`displaymanagerve`, -1)
+	f(`displaymanagerverx`, -1)
+	for i, n := range testNames {
+		at, exact := testKeys.MatchExact([]byte(n))
+		require.Equal(t, i, at, n)
+		require.True(t, exact, n)
+	}
 	require.Panics(t, func() { NewKeys("a", "a") })
 	require.Panics(t, func() { NewKeys("é") })
 }
 
 // FuzzKeysMatch: Keys.Match and KeyIs pick the field encoding/json picks.
 func FuzzKeysMatch(f *testing.F) {
-	for _, s := range []string{`id`, `ID`, `\u0069d`, `ſk`, `\u017f\u212a`, `DSA`, `tma\u0078`, "\xff", `\ud800`} {
+	for _, s := range []string{`abcdefgh_x_ijklmnop`, `bidfloorCur`, `id`, `ID`, `\u0069d`, `ſk`, `\u017f\u212a`, `DSA`, `tma\u0078`, "\xff", `\ud800`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {

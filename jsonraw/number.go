@@ -9,11 +9,60 @@ import (
 // Float reads the JSON number v as encoding/json reads it into a float64;
 // ok is false when v is not a number or overflows float64.
 func Float(v []byte) (f float64, ok bool) {
+	if f, ok := plainDecimal(v); ok {
+		return f, true
+	}
 	if !numberBytes(v) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(unsafeString(v), 64)
 	return f, err == nil
+}
+
+// exactPow10 holds the powers of ten a float64 holds exactly.
+var exactPow10 = [...]float64{1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+	1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22}
+
+// plainDecimal reads the usual number, digits with an optional sign and
+// fraction and at most 15 of them, as strconv.ParseFloat's exact path does:
+// the digits as an integer (below 2^53, so exact) divided by a power of ten
+// held exactly, one correctly rounded division. ok is false for any other
+// form, which Float leaves to strconv.
+func plainDecimal(v []byte) (f float64, ok bool) {
+	i, neg := 0, false
+	if len(v) > 0 && v[0] == '-' {
+		i, neg = 1, true
+	}
+	if len(v)-i > 16 || i >= len(v) || v[i] < '0' || v[i] > '9' {
+		return 0, false
+	}
+	var m uint64
+	frac, digits := -1, 0 // frac: the digits after the point, -1 before it
+	for ; i < len(v); i++ {
+		switch c := v[i]; {
+		case '0' <= c && c <= '9':
+			m = m*10 + uint64(c-'0')
+			digits++
+			if frac >= 0 {
+				frac++
+			}
+		case c == '.' && frac < 0:
+			frac = 0
+		default:
+			return 0, false
+		}
+	}
+	if digits > 15 || frac == 0 {
+		return 0, false
+	}
+	f = float64(m)
+	if frac > 0 {
+		f /= exactPow10[frac]
+	}
+	if neg {
+		f = -f
+	}
+	return f, true
 }
 
 // Int reads a JSON number with an integral value (2, -1, 2.0, 2e0): numbers

@@ -165,6 +165,16 @@ func checkTokens(t *testing.T, data []byte) {
 	i := SkipSpace(data, 0)
 	refTokens(data, data[i:ValueEnd(data, i)], &ref)
 	require.Equal(t, ref, toks, "%q", data)
+	// A reused buffer holding other tokens gives the same tokens: every
+	// field of each is written.
+	used := make([]Token, len(toks)+1)
+	for k := range used {
+		used[k] = Token{Off: 1, End: 2, Next: 3, Kind: TokClose, Escaped: true}
+	}
+	used = used[:0]
+	_, err = ValidateTokens(data, &used)
+	require.NoError(t, err)
+	require.Equal(t, toks, used, "%q into a used buffer", data)
 }
 
 func refTokens(data, v []byte, out *[]Token) {
