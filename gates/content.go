@@ -17,8 +17,11 @@ package gates
 // nothing is lower-cased or copied per string.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -123,6 +126,19 @@ type phraseSet struct {
 	// phrase, white space read as ' '.
 	wordStart, single [utf8.RuneSelf]bool
 	second            [utf8.RuneSelf][2]uint64
+	// The word-at-a-time scan (find): when the ASCII bytes that may begin a
+	// match fall into at most len(folded) classes under c|0x20, eight bytes
+	// are tested at once for one of them or a UTF-8 lead byte. folded holds
+	// each class's byte in every byte, unused slots 0 (no byte ORed with
+	// 0x20 is 0). afterLetter: every such ASCII byte needs a word boundary
+	// before it (wordStart), so no ASCII byte right after an ASCII letter
+	// begins a match.
+	wordScan, afterLetter bool
+	folded                [3]uint64
+	// minLen is the fewest runes of a phrase: a match spans at least one
+	// byte of text per rune of its phrase (a text rune or white space run
+	// reads as one phrase rune).
+	minLen int
 }
 
 type trieNode struct {
@@ -137,7 +153,7 @@ type trieEdge struct {
 }
 
 func newPhraseSet(list []string) phraseSet {
-	ps := phraseSet{nodes: []trieNode{{phrase: -1}}}
+	ps := phraseSet{nodes: []trieNode{{phrase: -1}}, minLen: math.MaxInt}
 	for c := range ps.wordStart {
 		ps.wordStart[c] = true
 	}
@@ -153,6 +169,7 @@ func newPhraseSet(list []string) phraseSet {
 			n = ps.child(n, norm[j], true)
 		}
 		ps.addPrefilter(norm, isWordRune(first))
+		ps.minLen = min(ps.minLen, utf8.RuneCountInString(norm))
 		if ps.nodes[n].phrase < 0 {
 			ps.nodes[n].phrase = i
 		}
@@ -167,7 +184,69 @@ func newPhraseSet(list []string) phraseSet {
 	for c := 0xc0; c < 0x100; c++ {
 		ps.start[c] = true
 	}
+	ps.wordScan = ps.foldStarts()
 	return ps
+}
+
+// foldStarts fills folded and afterLetter from start and wordStart, and
+// reports whether the first bytes fit in folded.
+func (ps *phraseSet) foldStarts() bool {
+	var seen [256]bool
+	n := 0
+	ps.afterLetter = true
+	for c := 0; c < utf8.RuneSelf; c++ {
+		if !ps.start[c] {
+			continue
+		}
+		ps.afterLetter = ps.afterLetter && ps.wordStart[lowerASCII(byte(c))]
+		if f := byte(c) | 0x20; !seen[f] {
+			if n == len(ps.folded) {
+				return false
+			}
+			seen[f] = true
+			ps.folded[n] = bytesOnes * uint64(f)
+			n++
+		}
+	}
+	return true
+}
+
+const (
+	bytesOnes = 0x0101010101010101
+	bytesLow7 = 0x7f7f7f7f7f7f7f7f
+	bytesHigh = 0x8080808080808080
+)
+
+// candidates returns, in the high bit of each byte, the bytes of x (eight
+// bytes of text, little-endian) that may begin a match as far as folded
+// tells: a byte c with c|0x20 in folded, or a UTF-8 lead byte (0xc0 and
+// up, the non-ASCII bytes start holds). Every byte start holds is among
+// them; find checks each with tryAt. The test for a zero byte is the short
+// one ("Bit Twiddling Hacks", haszero): it may also flag the byte after a
+// flagged one, never miss one.
+func (ps *phraseSet) candidates(x uint64) uint64 {
+	lower := x | 0x2020202020202020
+	a, b, c := lower^ps.folded[0], lower^ps.folded[1], lower^ps.folded[2]
+	zero := (a-bytesOnes)&^a | (b-bytesOnes)&^b | (c-bytesOnes)&^c
+	return (zero | x&(x<<1)) & bytesHigh // x&(x<<1): bits 7 and 6 set, a lead byte
+}
+
+// lettersBefore returns, in the high bit of each byte, the bytes of
+// s[i:i+8] that follow an ASCII letter.
+func lettersBefore(s []byte, i int) uint64 {
+	if i == 0 {
+		return asciiLetters(binary.LittleEndian.Uint64(s)) << 8
+	}
+	return asciiLetters(binary.LittleEndian.Uint64(s[i-1:]))
+}
+
+// asciiLetters returns the high bit of each byte of x that is an ASCII
+// letter: c|0x20 in 'a'..'z' with the high bit clear.
+func asciiLetters(x uint64) uint64 {
+	v := (x | 0x2020202020202020) & bytesLow7
+	geA := v + bytesOnes*(0x80-'a') // high bit set where v >= 'a'
+	gtZ := v + bytesOnes*(0x7f-'z') // high bit set where v > 'z'
+	return geA &^ gtZ &^ x & bytesHigh
 }
 
 // addPrefilter records the normalised phrase norm in the ASCII prefilter
@@ -299,16 +378,46 @@ func wordAfter(s []byte, i int) bool {
 // find returns the reason of the first phrase found in s (leftmost; at one
 // position, the first listed), or "".
 func (ps *phraseSet) find(s []byte) string {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !ps.start[c] || c < utf8.RuneSelf && ps.skip(s, i) {
-			continue
+	if len(s) < ps.minLen {
+		return ""
+	}
+	if !ps.wordScan || len(s) < 8 {
+		for i := range s {
+			if p := ps.tryAt(s, i); p >= 0 {
+				return ps.reasons[p]
+			}
 		}
-		if p := ps.matchAt(s, i); p >= 0 {
-			return ps.reasons[p]
+		return ""
+	}
+	// Eight bytes at a time; the last eight overlap the ones before, their
+	// bytes already tested masked off.
+	for i := 0; i < len(s); i += 8 {
+		m := ^uint64(0)
+		if i > len(s)-8 {
+			m <<= 8 * (i - (len(s) - 8))
+			i = len(s) - 8
+		}
+		x := binary.LittleEndian.Uint64(s[i:])
+		m &= ps.candidates(x)
+		if m != 0 && ps.afterLetter {
+			m &^= lettersBefore(s, i) &^ x // ASCII candidates only, as skip
+		}
+		for ; m != 0; m &= m - 1 {
+			if p := ps.tryAt(s, i+bits.TrailingZeros64(m)>>3); p >= 0 {
+				return ps.reasons[p]
+			}
 		}
 	}
 	return ""
+}
+
+// tryAt returns the lowest phrase index that matches at s[i], or -1.
+func (ps *phraseSet) tryAt(s []byte, i int) int {
+	c := s[i]
+	if !ps.start[c] || c < utf8.RuneSelf && ps.skip(s, i) {
+		return -1
+	}
+	return ps.matchAt(s, i)
 }
 
 // matchAt walks the trie from s[i], normalising the text as it goes, and
