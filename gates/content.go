@@ -231,15 +231,6 @@ func (ps *phraseSet) candidates(x uint64) uint64 {
 	return (zero | x&(x<<1)) & bytesHigh // x&(x<<1): bits 7 and 6 set, a lead byte
 }
 
-// lettersBefore returns, in the high bit of each byte, the bytes of
-// s[i:i+8] that follow an ASCII letter.
-func lettersBefore(s []byte, i int) uint64 {
-	if i == 0 {
-		return asciiLetters(binary.LittleEndian.Uint64(s)) << 8
-	}
-	return asciiLetters(binary.LittleEndian.Uint64(s[i-1:]))
-}
-
 // asciiLetters returns the high bit of each byte of x that is an ASCII
 // letter: c|0x20 in 'a'..'z' with the high bit clear.
 func asciiLetters(x uint64) uint64 {
@@ -391,6 +382,9 @@ func (ps *phraseSet) find(s []byte) string {
 	}
 	// Eight bytes at a time; the last eight overlap the ones before, their
 	// bytes already tested masked off.
+	// letters holds the ASCII letters of the eight bytes before (the last
+	// eight: their first untested byte follows one of their own).
+	var letters uint64
 	for i := 0; i < len(s); i += 8 {
 		m := ^uint64(0)
 		if i > len(s)-8 {
@@ -399,8 +393,10 @@ func (ps *phraseSet) find(s []byte) string {
 		}
 		x := binary.LittleEndian.Uint64(s[i:])
 		m &= ps.candidates(x)
-		if m != 0 && ps.afterLetter {
-			m &^= lettersBefore(s, i) &^ x // ASCII candidates only, as skip
+		if ps.afterLetter {
+			before := letters>>56 | asciiLetters(x)<<8
+			letters = asciiLetters(x)
+			m &^= before &^ x // ASCII candidates only, as skip
 		}
 		for ; m != 0; m &= m - 1 {
 			if p := ps.tryAt(s, i+bits.TrailingZeros64(m)>>3); p >= 0 {
