@@ -109,6 +109,8 @@ func (g *content) scan(in *engine.Input, sc scanScope) {
 
 func (g *content) match(s []byte) string { return g.phrases.find(s) }
 
+func (g *content) minLen() int { return g.phrases.minLen }
+
 // phraseSet finds phrases in text on word boundaries, case-insensitively,
 // reading ’ as ' and whitespace runs as one space. It is immutable after
 // construction and safe for concurrent use.
@@ -485,4 +487,5 @@ func skipWhitespace(s []byte, i int) int {
 var (
 	_ engine.ScanGate   = (*content)(nil)
 	_ engine.EmptyJudge = (*content)(nil)
+	_ shortBound        = (*content)(nil)
 )

@@ -79,9 +79,17 @@ const (
 	minSSNLen   = 11
 )
 
+// minLen is the shortest string a check enabled may hit.
+func (g *pii) minLen() int {
+	if g.email {
+		return minEmailLen
+	}
+	return minSSNLen
+}
+
 // match applies the enabled checks in order: email, SSN, phone.
 func (g *pii) match(s []byte) string {
-	if len(s) < minEmailLen {
+	if len(s) < g.minLen() {
 		return ""
 	}
 	if g.email && hasEmail(s) {
@@ -351,4 +359,7 @@ func phoneStartsAt(s []byte, q int) bool {
 	return false
 }
 
-var _ engine.ScanGate = (*pii)(nil)
+var (
+	_ engine.ScanGate = (*pii)(nil)
+	_ shortBound      = (*pii)(nil)
+)
