@@ -137,6 +137,9 @@ type phraseSet struct {
 	// begins a match.
 	wordScan, afterLetter bool
 	folded                [3]uint64
+	// spaced: every phrase holds a space, so text without white space
+	// (ASCII, or a rune outside ASCII) holds none of them.
+	spaced bool
 	// minLen is the fewest runes of a phrase: a match spans at least one
 	// byte of text per rune of its phrase (a text rune or white space run
 	// reads as one phrase rune).
@@ -155,7 +158,7 @@ type trieEdge struct {
 }
 
 func newPhraseSet(list []string) phraseSet {
-	ps := phraseSet{nodes: []trieNode{{phrase: -1}}, minLen: math.MaxInt}
+	ps := phraseSet{nodes: []trieNode{{phrase: -1}}, minLen: math.MaxInt, spaced: true}
 	for c := range ps.wordStart {
 		ps.wordStart[c] = true
 	}
@@ -172,6 +175,7 @@ func newPhraseSet(list []string) phraseSet {
 		}
 		ps.addPrefilter(norm, isWordRune(first))
 		ps.minLen = min(ps.minLen, utf8.RuneCountInString(norm))
+		ps.spaced = ps.spaced && strings.Contains(norm, " ")
 		if ps.nodes[n].phrase < 0 {
 			ps.nodes[n].phrase = i
 		}
@@ -234,12 +238,16 @@ func (ps *phraseSet) candidates(x uint64) uint64 {
 }
 
 // asciiLetters returns the high bit of each byte of x that is an ASCII
-// letter: c|0x20 in 'a'..'z' with the high bit clear.
-func asciiLetters(x uint64) uint64 {
-	v := (x | 0x2020202020202020) & bytesLow7
-	geA := v + bytesOnes*(0x80-'a') // high bit set where v >= 'a'
-	gtZ := v + bytesOnes*(0x7f-'z') // high bit set where v > 'z'
-	return geA &^ gtZ &^ x & bytesHigh
+// letter.
+func asciiLetters(x uint64) uint64 { return asciiBetween(x|0x2020202020202020, 'a', 'z') }
+
+// asciiBetween returns the high bit of each byte of x in lo..hi, both
+// ASCII.
+func asciiBetween(x uint64, lo, hi byte) uint64 {
+	v := x & bytesLow7
+	ge := v + bytesOnes*uint64(0x80-lo) // high bit set where v >= lo
+	gt := v + bytesOnes*uint64(0x7f-hi) // high bit set where v > hi
+	return ge &^ gt &^ x & bytesHigh
 }
 
 // addPrefilter records the normalised phrase norm in the ASCII prefilter
@@ -371,7 +379,7 @@ func wordAfter(s []byte, i int) bool {
 // find returns the reason of the first phrase found in s (leftmost; at one
 // position, the first listed), or "".
 func (ps *phraseSet) find(s []byte) string {
-	if len(s) < ps.minLen {
+	if len(s) < ps.minLen || ps.spaced && !mayHoldSpace(s) {
 		return ""
 	}
 	if !ps.wordScan || len(s) < 8 {
@@ -407,6 +415,24 @@ func (ps *phraseSet) find(s []byte) string {
 		}
 	}
 	return ""
+}
+
+// mayHoldSpace reports whether s holds ASCII white space or a byte outside
+// ASCII (which may begin a rune of white space).
+func mayHoldSpace(s []byte) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		if x&bytesHigh|asciiBetween(x, '\t', '\r')|asciiBetween(x, ' ', ' ') != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == ' ' || c >= '\t' && c <= '\r' {
+			return true
+		}
+	}
+	return false
 }
 
 // tryAt returns the lowest phrase index that matches at s[i], or -1.

@@ -133,13 +133,15 @@ var contentDiffPhrases = append(append([]string{}, refusalPhrases...), "Je ne pe
 // built-in list and sets that turn each part of find's word-at-a-time scan
 // on or off (too many first bytes, first bytes that need no boundary,
 // phrases that begin outside ASCII with or without a word character, a
-// phrase whose text may be shorter than its bytes: Ⱥ is 2 bytes, ⱥ 3).
+// phrase whose text may be shorter than its bytes: Ⱥ is 2 bytes, ⱥ 3;
+// every phrase holding a space or not).
 var contentDiffSets = [][]string{
 	refusalPhrases,
 	contentDiffPhrases,
 	{"[error]", "k9", "as an ai"},
 	{"i can't", "«stop»", "ⱥb", "x"},
 	{"_ai", "9 lives", "Éte", "K"},
+	{"a\u00a0b", "é é", "İ can"}, // each holds a space
 }
 
 func checkContentDifferential(t *testing.T, ps *phraseSet, s []byte) {
@@ -164,8 +166,18 @@ func TestContentDiffSetsCoverTheWordScan(t *testing.T) {
 			on++
 		}
 	}
-	require.Equal(t, []int{4, 1, 3}, []int{on, off, afterLetter})
+	require.Equal(t, []int{5, 1, 4}, []int{on, off, afterLetter})
+	require.True(t, newPhraseSet(contentDiffSets[len(contentDiffSets)-1]).spaced)
+	require.False(t, newPhraseSet(contentDiffPhrases).spaced)
+	// Each kind of white space, in the first eight bytes and after them.
+	spaced := newPhraseSet(contentDiffSets[len(contentDiffSets)-1])
+	for _, text := range []string{"a\tb", "a\nb", "é\vé", "İ\fcan", "é\ré", "a b", "a\u00a0b", "İ\u2028can",
+		"1234567-a\tb", "a\tb-1234567", "a\rb-1234567", "1234567-é\vé", "1234567-İ\u3000can", "1234567-a b"} {
+		require.NotEmpty(t, spaced.find([]byte(text)), text)
+		checkContentDifferential(t, &spaced, []byte(text))
+	}
 	require.True(t, newPhraseSet(refusalPhrases).afterLetter, "the built-in list takes the fastest path")
+	require.True(t, newPhraseSet(refusalPhrases).spaced)
 	require.Equal(t, 9, newPhraseSet(refusalPhrases).minLen) // "i'm an ai"
 }
 
@@ -173,7 +185,7 @@ func TestContentDiffSetsCoverTheWordScan(t *testing.T) {
 // plain walk agree on every phrase set.
 func FuzzContentDifferential(f *testing.F) {
 	for _, s := range []string{"I can’t help", "taxi can't do", "İ CAN'T HELP", "x", "ax", "k9", "\u212a9", "a\u00a0b", "[error]x",
-		"i\tcannot\u2028assist", "Ⱥb", "x«stop»", "12345678_ai", "ab\u00e9te i can't"} {
+		"i\tcannot\u2028assist", "Ⱥb", "x«stop»", "12345678_ai", "ab\u00e9te i can't", "a\u00a0b", "i\u3000can"} {
 		f.Add([]byte(s))
 	}
 	sets := make([]phraseSet, len(contentDiffSets))
