@@ -14,7 +14,12 @@ package gates
 //
 // The phrases are compiled at load into a byte trie over their normalised
 // form; the text is normalised on the fly while the trie is walked, so
-// nothing is lower-cased or copied per string.
+// nothing is lower-cased or copied per string. The trie is walked only from
+// the places a cheap test cannot rule out: for the built-in list, eight
+// bytes at a time, an 'a' or 'i' (any case) after no ASCII letter, or a
+// byte outside ASCII; text without white space is not read further (every
+// built-in phrase holds a space). FuzzContentDifferential holds the
+// verdicts equal to the trie walked from every byte that may begin a phrase.
 
 import (
 	"encoding/binary"
@@ -125,9 +130,11 @@ type phraseSet struct {
 	// wordStart[c] tells that every phrase beginning with c needs a word
 	// boundary before it, single[c] that one phrase is c alone, and
 	// second[c] holds (as a bit set) the ASCII bytes that may follow c in a
-	// phrase, white space read as ' '.
+	// phrase, white space read as ' '. follows[c] is the same for c of
+	// any case and the text's byte after it: the ASCII bytes d such that
+	// c d may begin a phrase (all of them when c alone is one).
 	wordStart, single [utf8.RuneSelf]bool
-	second            [utf8.RuneSelf][2]uint64
+	second, follows   [utf8.RuneSelf][2]uint64
 	// The word-at-a-time scan (find): when the ASCII bytes that may begin a
 	// match fall into at most len(folded) classes under c|0x20, eight bytes
 	// are tested at once for one of them or a UTF-8 lead byte. folded holds
@@ -191,7 +198,24 @@ func newPhraseSet(list []string) phraseSet {
 		ps.start[c] = true
 	}
 	ps.wordScan = ps.foldStarts()
+	ps.fillFollows()
 	return ps
+}
+
+// fillFollows fills follows from single and second.
+func (ps *phraseSet) fillFollows() {
+	for c := range utf8.RuneSelf {
+		lc := lowerASCII(byte(c))
+		for d := range utf8.RuneSelf {
+			ld := lowerASCII(byte(d))
+			if d == ' ' || d >= '\t' && d <= '\r' {
+				ld = ' '
+			}
+			if ps.single[lc] || ps.second[lc][ld>>6]&(1<<(ld&63)) != 0 {
+				ps.follows[c][d>>6] |= 1 << (d & 63)
+			}
+		}
+	}
 }
 
 // foldStarts fills folded and afterLetter from start and wordStart, and
@@ -272,9 +296,9 @@ func (ps *phraseSet) addPrefilter(norm string, startsWord bool) {
 // skip reports whether no phrase can match at s[i], an ASCII byte that
 // may begin one, judging from the bytes around it alone: a word character
 // before it when every phrase beginning with it needs a boundary there, or
-// an ASCII byte after it that no such phrase has second. It never skips a
-// position where matchAt would find a phrase; anything non-ASCII next to
-// s[i] is left to matchAt.
+// an ASCII byte after it that no such phrase has second (follows). It never
+// skips a position where matchAt would find a phrase; anything non-ASCII
+// next to s[i] is left to matchAt.
 func (ps *phraseSet) skip(s []byte, i int) bool {
 	c := lowerASCII(s[i])
 	if ps.wordStart[c] && i > 0 && s[i-1] < utf8.RuneSelf && asciiWord[s[i-1]] {
@@ -287,15 +311,7 @@ func (ps *phraseSet) skip(s []byte, i int) bool {
 		return true
 	}
 	d := s[i+1]
-	switch {
-	case d >= utf8.RuneSelf:
-		return false
-	case d == ' ' || d == '\t' || d == '\n' || d == '\r' || d == '\f' || d == '\v':
-		d = ' '
-	default:
-		d = lowerASCII(d)
-	}
-	return ps.second[c][d>>6]&(1<<(d&63)) == 0
+	return d < utf8.RuneSelf && ps.follows[s[i]][d>>6]&(1<<(d&63)) == 0
 }
 
 func lowerASCII(c byte) byte {
@@ -391,9 +407,9 @@ func (ps *phraseSet) find(s []byte) string {
 		return ""
 	}
 	// Eight bytes at a time; the last eight overlap the ones before, their
-	// bytes already tested masked off.
-	// letters holds the ASCII letters of the eight bytes before (the last
-	// eight: their first untested byte follows one of their own).
+	// bytes already tested masked off. letters holds the ASCII letters of
+	// the eight bytes before (in the last eight, the first untested byte
+	// follows one of their own).
 	var letters uint64
 	for i := 0; i < len(s); i += 8 {
 		m := ^uint64(0)
@@ -409,7 +425,13 @@ func (ps *phraseSet) find(s []byte) string {
 			m &^= before &^ x // ASCII candidates only, as skip
 		}
 		for ; m != 0; m &= m - 1 {
-			if p := ps.tryAt(s, i+bits.TrailingZeros64(m)>>3); p >= 0 {
+			j := i + bits.TrailingZeros64(m)>>3
+			if j+1 < len(s) { // skip's test of the byte after, inline
+				if c, d := s[j], s[j+1]; c|d < utf8.RuneSelf && ps.follows[c][d>>6]&(1<<(d&63)) == 0 {
+					continue
+				}
+			}
+			if p := ps.tryAt(s, j); p >= 0 {
 				return ps.reasons[p]
 			}
 		}
