@@ -14,11 +14,19 @@ package gates
 //
 // The phrases are compiled at load into a byte trie over their normalised
 // form; the text is normalised on the fly while the trie is walked, so
-// nothing is lower-cased or copied per string.
+// nothing is lower-cased or copied per string. The trie is walked only from
+// the places a cheap test cannot rule out: for the built-in list, eight
+// bytes at a time, an 'a' or 'i' (any case) after no ASCII letter, or a
+// byte outside ASCII; text without white space is not read further (every
+// built-in phrase holds a space). FuzzContentDifferential holds the
+// verdicts equal to the trie walked from every byte that may begin a phrase.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
+	"math/bits"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -106,6 +114,8 @@ func (g *content) scan(in *engine.Input, sc scanScope) {
 
 func (g *content) match(s []byte) string { return g.phrases.find(s) }
 
+func (g *content) minLen() int { return g.phrases.minLen }
+
 // phraseSet finds phrases in text on word boundaries, case-insensitively,
 // reading ’ as ' and whitespace runs as one space. It is immutable after
 // construction and safe for concurrent use.
@@ -120,9 +130,27 @@ type phraseSet struct {
 	// wordStart[c] tells that every phrase beginning with c needs a word
 	// boundary before it, single[c] that one phrase is c alone, and
 	// second[c] holds (as a bit set) the ASCII bytes that may follow c in a
-	// phrase, white space read as ' '.
+	// phrase, white space read as ' '. follows[c] is the same for c of
+	// any case and the text's byte after it: the ASCII bytes d such that
+	// c d may begin a phrase (all of them when c alone is one).
 	wordStart, single [utf8.RuneSelf]bool
-	second            [utf8.RuneSelf][2]uint64
+	second, follows   [utf8.RuneSelf][2]uint64
+	// The word-at-a-time scan (find): when the ASCII bytes that may begin a
+	// match fall into at most len(folded) classes under c|0x20, eight bytes
+	// are tested at once for one of them or a UTF-8 lead byte. folded holds
+	// each class's byte in every byte, unused slots 0 (no byte ORed with
+	// 0x20 is 0). afterLetter: every such ASCII byte needs a word boundary
+	// before it (wordStart), so no ASCII byte right after an ASCII letter
+	// begins a match.
+	wordScan, afterLetter bool
+	folded                [3]uint64
+	// spaced: every phrase holds a space, so text without white space
+	// (ASCII, or a rune outside ASCII) holds none of them.
+	spaced bool
+	// minLen is the fewest runes of a phrase: a match spans at least one
+	// byte of text per rune of its phrase (a text rune or white space run
+	// reads as one phrase rune).
+	minLen int
 }
 
 type trieNode struct {
@@ -137,7 +165,7 @@ type trieEdge struct {
 }
 
 func newPhraseSet(list []string) phraseSet {
-	ps := phraseSet{nodes: []trieNode{{phrase: -1}}}
+	ps := phraseSet{nodes: []trieNode{{phrase: -1}}, minLen: math.MaxInt, spaced: true}
 	for c := range ps.wordStart {
 		ps.wordStart[c] = true
 	}
@@ -153,6 +181,8 @@ func newPhraseSet(list []string) phraseSet {
 			n = ps.child(n, norm[j], true)
 		}
 		ps.addPrefilter(norm, isWordRune(first))
+		ps.minLen = min(ps.minLen, utf8.RuneCountInString(norm))
+		ps.spaced = ps.spaced && strings.Contains(norm, " ")
 		if ps.nodes[n].phrase < 0 {
 			ps.nodes[n].phrase = i
 		}
@@ -167,7 +197,81 @@ func newPhraseSet(list []string) phraseSet {
 	for c := 0xc0; c < 0x100; c++ {
 		ps.start[c] = true
 	}
+	ps.wordScan = ps.foldStarts()
+	ps.fillFollows()
 	return ps
+}
+
+// fillFollows fills follows from single and second.
+func (ps *phraseSet) fillFollows() {
+	for c := range utf8.RuneSelf {
+		lc := lowerASCII(byte(c))
+		for d := range utf8.RuneSelf {
+			ld := lowerASCII(byte(d))
+			if d == ' ' || d >= '\t' && d <= '\r' {
+				ld = ' '
+			}
+			if ps.single[lc] || ps.second[lc][ld>>6]&(1<<(ld&63)) != 0 {
+				ps.follows[c][d>>6] |= 1 << (d & 63)
+			}
+		}
+	}
+}
+
+// foldStarts fills folded and afterLetter from start and wordStart, and
+// reports whether the first bytes fit in folded.
+func (ps *phraseSet) foldStarts() bool {
+	var seen [256]bool
+	n := 0
+	ps.afterLetter = true
+	for c := 0; c < utf8.RuneSelf; c++ {
+		if !ps.start[c] {
+			continue
+		}
+		ps.afterLetter = ps.afterLetter && ps.wordStart[lowerASCII(byte(c))]
+		if f := byte(c) | 0x20; !seen[f] {
+			if n == len(ps.folded) {
+				return false
+			}
+			seen[f] = true
+			ps.folded[n] = bytesOnes * uint64(f)
+			n++
+		}
+	}
+	return true
+}
+
+const (
+	bytesOnes = 0x0101010101010101
+	bytesLow7 = 0x7f7f7f7f7f7f7f7f
+	bytesHigh = 0x8080808080808080
+)
+
+// candidates returns, in the high bit of each byte, the bytes of x (eight
+// bytes of text, little-endian) that may begin a match as far as folded
+// tells: a byte c with c|0x20 in folded, or a UTF-8 lead byte (0xc0 and
+// up, the non-ASCII bytes start holds). Every byte start holds is among
+// them; find checks each with tryAt. The test for a zero byte is the short
+// one ("Bit Twiddling Hacks", haszero): it may also flag the byte after a
+// flagged one, never miss one.
+func (ps *phraseSet) candidates(x uint64) uint64 {
+	lower := x | 0x2020202020202020
+	a, b, c := lower^ps.folded[0], lower^ps.folded[1], lower^ps.folded[2]
+	zero := (a-bytesOnes)&^a | (b-bytesOnes)&^b | (c-bytesOnes)&^c
+	return (zero | x&(x<<1)) & bytesHigh // x&(x<<1): bits 7 and 6 set, a lead byte
+}
+
+// asciiLetters returns the high bit of each byte of x that is an ASCII
+// letter.
+func asciiLetters(x uint64) uint64 { return asciiBetween(x|0x2020202020202020, 'a', 'z') }
+
+// asciiBetween returns the high bit of each byte of x in lo..hi, both
+// ASCII.
+func asciiBetween(x uint64, lo, hi byte) uint64 {
+	v := x & bytesLow7
+	ge := v + bytesOnes*uint64(0x80-lo) // high bit set where v >= lo
+	gt := v + bytesOnes*uint64(0x7f-hi) // high bit set where v > hi
+	return ge &^ gt &^ x & bytesHigh
 }
 
 // addPrefilter records the normalised phrase norm in the ASCII prefilter
@@ -192,9 +296,9 @@ func (ps *phraseSet) addPrefilter(norm string, startsWord bool) {
 // skip reports whether no phrase can match at s[i], an ASCII byte that
 // may begin one, judging from the bytes around it alone: a word character
 // before it when every phrase beginning with it needs a boundary there, or
-// an ASCII byte after it that no such phrase has second. It never skips a
-// position where matchAt would find a phrase; anything non-ASCII next to
-// s[i] is left to matchAt.
+// an ASCII byte after it that no such phrase has second (follows). It never
+// skips a position where matchAt would find a phrase; anything non-ASCII
+// next to s[i] is left to matchAt.
 func (ps *phraseSet) skip(s []byte, i int) bool {
 	c := lowerASCII(s[i])
 	if ps.wordStart[c] && i > 0 && s[i-1] < utf8.RuneSelf && asciiWord[s[i-1]] {
@@ -207,15 +311,7 @@ func (ps *phraseSet) skip(s []byte, i int) bool {
 		return true
 	}
 	d := s[i+1]
-	switch {
-	case d >= utf8.RuneSelf:
-		return false
-	case d == ' ' || d == '\t' || d == '\n' || d == '\r' || d == '\f' || d == '\v':
-		d = ' '
-	default:
-		d = lowerASCII(d)
-	}
-	return ps.second[c][d>>6]&(1<<(d&63)) == 0
+	return d < utf8.RuneSelf && ps.follows[s[i]][d>>6]&(1<<(d&63)) == 0
 }
 
 func lowerASCII(c byte) byte {
@@ -299,16 +395,75 @@ func wordAfter(s []byte, i int) bool {
 // find returns the reason of the first phrase found in s (leftmost; at one
 // position, the first listed), or "".
 func (ps *phraseSet) find(s []byte) string {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !ps.start[c] || c < utf8.RuneSelf && ps.skip(s, i) {
-			continue
+	if len(s) < ps.minLen || ps.spaced && !mayHoldSpace(s) {
+		return ""
+	}
+	if !ps.wordScan || len(s) < 8 {
+		for i := range s {
+			if p := ps.tryAt(s, i); p >= 0 {
+				return ps.reasons[p]
+			}
 		}
-		if p := ps.matchAt(s, i); p >= 0 {
-			return ps.reasons[p]
+		return ""
+	}
+	// Eight bytes at a time; the last eight overlap the ones before, their
+	// bytes already tested masked off. letters holds the ASCII letters of
+	// the eight bytes before (in the last eight, the first untested byte
+	// follows one of their own).
+	var letters uint64
+	for i := 0; i < len(s); i += 8 {
+		m := ^uint64(0)
+		if i > len(s)-8 {
+			m <<= 8 * (i - (len(s) - 8))
+			i = len(s) - 8
+		}
+		x := binary.LittleEndian.Uint64(s[i:])
+		m &= ps.candidates(x)
+		if ps.afterLetter {
+			before := letters>>56 | asciiLetters(x)<<8
+			letters = asciiLetters(x)
+			m &^= before &^ x // ASCII candidates only, as skip
+		}
+		for ; m != 0; m &= m - 1 {
+			j := i + bits.TrailingZeros64(m)>>3
+			if j+1 < len(s) { // skip's test of the byte after, inline
+				if c, d := s[j], s[j+1]; c|d < utf8.RuneSelf && ps.follows[c][d>>6]&(1<<(d&63)) == 0 {
+					continue
+				}
+			}
+			if p := ps.tryAt(s, j); p >= 0 {
+				return ps.reasons[p]
+			}
 		}
 	}
 	return ""
+}
+
+// mayHoldSpace reports whether s holds ASCII white space or a byte outside
+// ASCII (which may begin a rune of white space).
+func mayHoldSpace(s []byte) bool {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		x := binary.LittleEndian.Uint64(s[i:])
+		if x&bytesHigh|asciiBetween(x, '\t', '\r')|asciiBetween(x, ' ', ' ') != 0 {
+			return true
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || c == ' ' || c >= '\t' && c <= '\r' {
+			return true
+		}
+	}
+	return false
+}
+
+// tryAt returns the lowest phrase index that matches at s[i], or -1.
+func (ps *phraseSet) tryAt(s []byte, i int) int {
+	c := s[i]
+	if !ps.start[c] || c < utf8.RuneSelf && ps.skip(s, i) {
+		return -1
+	}
+	return ps.matchAt(s, i)
 }
 
 // matchAt walks the trie from s[i], normalising the text as it goes, and
@@ -380,4 +535,5 @@ func skipWhitespace(s []byte, i int) int {
 var (
 	_ engine.ScanGate   = (*content)(nil)
 	_ engine.EmptyJudge = (*content)(nil)
+	_ shortBound        = (*content)(nil)
 )

@@ -113,7 +113,7 @@ func BenchmarkContent(b *testing.B) {
 	benchScanTypical(b, &content{checkEmpty: true, refusals: true, phrases: newPhraseSet(refusalPhrases), limit: scanLimit{maxNodes: defaultMaxNodes}})
 }
 
-// refFind is find without its ASCII prefilter: the trie walked from every
+// refFind is find without its prefilters: the trie walked from every
 // byte that may begin a phrase.
 func refFind(ps *phraseSet, s []byte) string {
 	for i := range s {
@@ -129,40 +129,96 @@ func refFind(ps *phraseSet, s []byte) string {
 
 var contentDiffPhrases = append(append([]string{}, refusalPhrases...), "Je ne peux pas", "[error]", "ÉCHEC", "x", "k9", "a\u00a0b")
 
+// contentDiffSets are the phrase sets of the differential tests: the
+// built-in list and sets that turn each part of find's word-at-a-time scan
+// on or off (too many first bytes, first bytes that need no boundary,
+// phrases that begin outside ASCII with or without a word character, a
+// phrase whose text may be shorter than its bytes: Ⱥ is 2 bytes, ⱥ 3;
+// every phrase holding a space or not).
+var contentDiffSets = [][]string{
+	refusalPhrases,
+	contentDiffPhrases,
+	{"[error]", "k9", "as an ai"},
+	{"i can't", "«stop»", "ⱥb", "x"},
+	{"_ai", "9 lives", "Éte", "K"},
+	{"a\u00a0b", "é é", "İ can"}, // each holds a space
+}
+
 func checkContentDifferential(t *testing.T, ps *phraseSet, s []byte) {
 	t.Helper()
-	if got, want := ps.find(s), refFind(ps, s); got != want {
-		t.Fatalf("find(%q) = %q, the plain walk finds %q", s, got, want)
+	got, old, plain := ps.find(s), findBytewise(ps, s), refFind(ps, s)
+	if got != plain || old != plain {
+		t.Fatalf("find(%q) = %q, the byte-wise find %q, the plain walk %q", s, got, old, plain)
 	}
 }
 
-// FuzzContentDifferential: the prefilter never changes a verdict.
+func TestContentDiffSetsCoverTheWordScan(t *testing.T) {
+	var on, off, afterLetter int
+	for _, list := range contentDiffSets {
+		ps := newPhraseSet(list)
+		switch {
+		case !ps.wordScan:
+			off++
+		case ps.afterLetter:
+			on++
+			afterLetter++
+		default:
+			on++
+		}
+	}
+	require.Equal(t, []int{5, 1, 4}, []int{on, off, afterLetter})
+	require.True(t, newPhraseSet(contentDiffSets[len(contentDiffSets)-1]).spaced)
+	require.False(t, newPhraseSet(contentDiffPhrases).spaced)
+	// Each kind of white space, in the first eight bytes and after them.
+	spaced := newPhraseSet(contentDiffSets[len(contentDiffSets)-1])
+	for _, text := range []string{"a\tb", "a\nb", "é\vé", "İ\fcan", "é\ré", "a b", "a\u00a0b", "İ\u2028can",
+		"1234567-a\tb", "a\tb-1234567", "a\rb-1234567", "1234567-é\vé", "1234567-İ\u3000can", "1234567-a b"} {
+		require.NotEmpty(t, spaced.find([]byte(text)), text)
+		checkContentDifferential(t, &spaced, []byte(text))
+	}
+	require.True(t, newPhraseSet(refusalPhrases).afterLetter, "the built-in list takes the fastest path")
+	require.True(t, newPhraseSet(refusalPhrases).spaced)
+	require.Equal(t, 9, newPhraseSet(refusalPhrases).minLen) // "i'm an ai"
+}
+
+// FuzzContentDifferential: find, the byte-wise find it replaced and the
+// plain walk agree on every phrase set.
 func FuzzContentDifferential(f *testing.F) {
-	for _, s := range []string{"I can’t help", "taxi can't do", "İ CAN'T HELP", "x", "ax", "k9", "\u212a9", "a\u00a0b", "[error]x", "i\tcannot\u2028assist"} {
+	for _, s := range []string{"I can’t help", "taxi can't do", "İ CAN'T HELP", "x", "ax", "k9", "\u212a9", "a\u00a0b", "[error]x",
+		"i\tcannot\u2028assist", "Ⱥb", "x«stop»", "12345678_ai", "ab\u00e9te i can't", "a\u00a0b", "i\u3000can"} {
 		f.Add([]byte(s))
 	}
-	ps := newPhraseSet(contentDiffPhrases)
-	f.Fuzz(func(t *testing.T, s []byte) { checkContentDifferential(t, &ps, s) })
+	sets := make([]phraseSet, len(contentDiffSets))
+	for i, list := range contentDiffSets {
+		sets[i] = newPhraseSet(list)
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		for i := range sets {
+			checkContentDifferential(t, &sets[i], s)
+		}
+	})
 }
 
 // TestContentDifferentialRandom runs the differential on text built from
 // pieces of the phrases, case and white space changed, and characters that
 // fold or count as words outside ASCII.
 func TestContentDifferentialRandom(t *testing.T) {
-	ps := newPhraseSet(contentDiffPhrases)
 	rng := rand.New(rand.NewPCG(7, 10))
-	pieces := []string{" ", "\t", "\n", "\u00a0", "\u2028", "’", "'", "İ", "\u212a", "é", "É", "_", "-", "(", "9", "x", "ai", "AI"}
-	for _, p := range contentDiffPhrases {
-		pieces = append(pieces, p, strings.ToUpper(p), p[:len(p)/2], p[len(p)/2:])
-	}
-	for n := 0; n < 200_000; n++ {
-		var b []byte
-		for k := rng.IntN(6); k >= 0; k-- {
-			b = append(b, pieces[rng.IntN(len(pieces))]...)
+	for _, list := range contentDiffSets {
+		ps := newPhraseSet(list)
+		pieces := []string{" ", "\t", "\n", "\u00a0", "\u2028", "’", "'", "İ", "\u212a", "é", "É", "Ⱥ", "«", "_", "-", "(", "9", "x", "ai", "AI", "<div class=\"ad\">", "https://a.b/c?id=1"}
+		for _, p := range list {
+			pieces = append(pieces, p, strings.ToUpper(p), p[:len(p)/2], p[len(p)/2:])
 		}
-		if len(b) > 0 && rng.IntN(4) == 0 {
-			b = b[:rng.IntN(len(b))] // cut anywhere, UTF-8 included
+		for n := 0; n < 100_000; n++ {
+			var b []byte
+			for k := rng.IntN(10); k >= 0; k-- {
+				b = append(b, pieces[rng.IntN(len(pieces))]...)
+			}
+			if len(b) > 0 && rng.IntN(4) == 0 {
+				b = b[:rng.IntN(len(b))] // cut anywhere, UTF-8 included
+			}
+			checkContentDifferential(t, &ps, b)
 		}
-		checkContentDifferential(t, &ps, b)
 	}
 }

@@ -72,12 +72,30 @@ func (g *pii) scan(_ *engine.Input, sc scanScope) {
 	scanResponse(sc, g, g.limit)
 }
 
+// The shortest matches of the pii regexes: an email address a@b.cd, an
+// SSN 123-45-6789; a phone number (234 567 8901) is longer than an SSN.
+const (
+	minEmailLen = 6
+	minSSNLen   = 11
+)
+
+// minLen is the shortest string a check enabled may hit.
+func (g *pii) minLen() int {
+	if g.email {
+		return minEmailLen
+	}
+	return minSSNLen
+}
+
 // match applies the enabled checks in order: email, SSN, phone.
 func (g *pii) match(s []byte) string {
+	if len(s) < g.minLen() {
+		return ""
+	}
 	if g.email && hasEmail(s) {
 		return reasonEmail
 	}
-	if !g.ssn && !g.phone {
+	if !g.ssn && !g.phone || len(s) < minSSNLen {
 		return ""
 	}
 	if !g.phone { // the embedded config: SSNs found from their dashes
@@ -242,15 +260,17 @@ func scanDigits(s []byte, wantSSN, wantPhone bool) (ssn, phone bool) {
 }
 
 // hasSSN is scanDigits for SSNs alone: every SSN has a '-' three bytes in,
-// and a 3-digit run with a word boundary before it is a whole run.
+// another three bytes further and eight bytes before its end, and a 3-digit
+// run with a word boundary before it is a whole run.
 func hasSSN(s []byte) bool {
-	for from := 3; from < len(s); {
-		d := bytes.IndexByte(s[from:], '-')
+	last := len(s) - 8 // the last place the first '-' may be
+	for from := 3; from <= last; {
+		d := bytes.IndexByte(s[from:last+1], '-')
 		if d < 0 {
 			return false
 		}
 		h := from + d
-		if a := h - 3; digitAt(s, a) && digitAt(s, a+1) && digitAt(s, a+2) && isSSNAt(s, a) {
+		if a := h - 3; s[h+3] == '-' && digitAt(s, a) && digitAt(s, a+1) && digitAt(s, a+2) && isSSNAt(s, a) {
 			return true
 		}
 		from = h + 1
@@ -339,4 +359,7 @@ func phoneStartsAt(s []byte, q int) bool {
 	return false
 }
 
-var _ engine.ScanGate = (*pii)(nil)
+var (
+	_ engine.ScanGate = (*pii)(nil)
+	_ shortBound      = (*pii)(nil)
+)

@@ -127,8 +127,8 @@ func checkPIIDifferential(t *testing.T, s []byte) {
 	for mask := 1; mask < 8; mask++ {
 		g := &pii{email: mask&1 != 0, ssn: mask&2 != 0, phone: mask&4 != 0}
 		want := refPII(s, g.email, g.ssn, g.phone)
-		if got := g.match(s); got != want {
-			t.Fatalf("%q with email=%v ssn=%v phone=%v: got %q, the plain regexes say %q", s, g.email, g.ssn, g.phone, got, want)
+		if got, before := g.match(s), matchBefore(g, s); got != want || before != want {
+			t.Fatalf("%q with email=%v ssn=%v phone=%v: got %q, the matcher before %q, the plain regexes say %q", s, g.email, g.ssn, g.phone, got, before, want)
 		}
 	}
 }
@@ -141,6 +141,7 @@ var piiSeeds = []string{
 	"a(555) 867-5309", "_555 867 5309", "1555 867 5309", "+1555.867.5309", "1-555-867-5309x",
 	"(155) 867-5309", "555)-867-5309", "(555 867 5309", "555\t867\n5309", "555\v867 5309", "\f555 867 5309",
 	"é555 867 5309", "5 555 867 5309", "11 555 867 5309", "+11555 867 5309",
+	"a@b.cd", "a@b.c", "12-345-6789", "x123-45-6789-", "234 567 8901", "234 567 890",
 }
 
 // FuzzPIIDifferential checks that the candidate-first matcher gives the

@@ -21,6 +21,9 @@ package gates
 //     (3 / 300) for that bid alone, or for the response when the envelope
 //     is over its own (default policy only).
 //
+// A matcher that declares the shortest string it can hit (shortBound) is
+// not passed shorter ones.
+//
 // Which entries are listed (a response-level hit that rejects the response
 // is the gate's only one) is the engine's rule (engine.Scope). Matching
 // allocates nothing.
@@ -35,6 +38,12 @@ import (
 // first hit, or "" for none. s is only valid during the call.
 type stringMatcher interface {
 	match(s []byte) string
+}
+
+// shortBound is a stringMatcher that never hits a string shorter than
+// minLen bytes; scanResponse does not pass it those.
+type shortBound interface {
+	minLen() int
 }
 
 // scanScope is what the scanning gates use of *engine.Scope; tests and
@@ -89,6 +98,10 @@ func newScanLimit(maxNodes int, onScanLimit string) (scanLimit, error) {
 // order, in a seat policy only its bids' segments. The walk is linear in the
 // response, however many seat policies scan their share of it.
 func scanResponse(sc scanScope, m stringMatcher, lim scanLimit) {
+	short := 0
+	if b, ok := m.(shortBound); ok {
+		short = b.minLen()
+	}
 	vals := sc.Values()
 	segs := vals.Segments()
 	if !sc.ResponseLevel() {
@@ -100,7 +113,7 @@ func scanResponse(sc scanScope, m stringMatcher, lim scanLimit) {
 				return
 			}
 			for si := vals.FirstSegment(int(b)); si >= 0; si = segs[si].Next {
-				scanSegment(sc, vals, &segs[si], m, lim)
+				scanSegment(sc, vals, &segs[si], m, short, lim)
 			}
 		}
 		return
@@ -121,7 +134,7 @@ func scanResponse(sc scanScope, m stringMatcher, lim scanLimit) {
 			overrunSegment(sc, seg, lim)
 			continue
 		}
-		hit, stop := scanSegment(sc, vals, seg, m, lim)
+		hit, stop := scanSegment(sc, vals, seg, m, short, lim)
 		if stop {
 			return
 		}
@@ -129,14 +142,18 @@ func scanResponse(sc scanScope, m stringMatcher, lim scanLimit) {
 	}
 }
 
-// scanSegment matches the strings of seg within its budget and reports its
-// first hit, then its overrun. hit says a hit was reported; stop that the
-// scan must end (a response-level hit that rejects the response).
-func scanSegment(sc scanScope, vals *engine.ScanValues, seg *engine.ScanSegment, m stringMatcher, lim scanLimit) (hit, stop bool) {
+// scanSegment matches the strings of seg within its budget, those of
+// short bytes and more, and reports its first hit, then its overrun. hit
+// says a hit was reported; stop that the scan must end (a response-level
+// hit that rejects the response).
+func scanSegment(sc scanScope, vals *engine.ScanValues, seg *engine.ScanSegment, m stringMatcher, short int, lim scanLimit) (hit, stop bool) {
 	for j := range seg.Strings() {
 		s, node := vals.String(seg, j)
 		if seg.Before+node > lim.maxNodes {
 			break
+		}
+		if len(s) < short {
+			continue
 		}
 		reason := m.match(s)
 		if reason == "" {

@@ -439,3 +439,35 @@ func benchScanTypical(b *testing.B, g typicalScanner) {
 		b.Fatal("the typical pair must pass")
 	}
 }
+
+// boundedRecorder records the strings scanResponse passes it; it declares
+// that no string shorter than min can hit.
+type boundedRecorder struct {
+	min  int
+	seen []string
+}
+
+func (r *boundedRecorder) match(s []byte) string {
+	r.seen = append(r.seen, string(s))
+	return ""
+}
+
+func (r *boundedRecorder) minLen() int { return r.min }
+
+func TestWalkPassesOnlyStringsAsLongAsTheBound(t *testing.T) {
+	ev := typicalEval(t)
+	defer engine.ReleaseEval(ev)
+	all := &boundedRecorder{}
+	scanResponse(newFakeScope(&ev.In), all, scanLimit{maxNodes: defaultMaxNodes})
+	r := &boundedRecorder{min: 13}
+	scanResponse(newFakeScope(&ev.In), r, scanLimit{maxNodes: defaultMaxNodes})
+	var want []string
+	for _, s := range all.seen {
+		if len(s) >= 13 {
+			want = append(want, s)
+		}
+	}
+	require.Equal(t, want, r.seen)
+	require.Contains(t, r.seen, "req-typical-1") // 13 bytes: passed
+	require.Less(t, len(r.seen), len(all.seen))
+}
