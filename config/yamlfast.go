@@ -242,13 +242,7 @@ func (r *fastReader) mapping(ind int) *yaml.Node {
 				return m
 			}
 		} else {
-			v = r.inline(ind)
-			if v != nil && !r.endLine() {
-				return nil
-			}
-			if v != nil {
-				r.nextLine()
-			}
+			v = r.inlineLine(ind)
 		}
 		if v == nil {
 			return nil
@@ -262,6 +256,17 @@ func (r *fastReader) mapping(ind int) *yaml.Node {
 			return nil
 		}
 	}
+}
+
+// inlineLine reads a value that ends its line (inline) and moves to the
+// next line; nil when it cannot, or when more than a comment follows it.
+func (r *fastReader) inlineLine(ind int) *yaml.Node {
+	v := r.inline(ind)
+	if v == nil || !r.endLine() {
+		return nil
+	}
+	r.nextLine()
+	return v
 }
 
 // sequence reads a block sequence whose entries stand at indentation ind,
@@ -291,13 +296,7 @@ func (r *fastReader) sequence(ind int, indentless bool) *yaml.Node {
 		} else if r.isKey() {
 			v = r.mapping(r.i - r.start)
 		} else {
-			v = r.inline(ind)
-			if v != nil && !r.endLine() {
-				return nil
-			}
-			if v != nil {
-				r.nextLine()
-			}
+			v = r.inlineLine(ind)
 		}
 		if v == nil {
 			return nil
