@@ -219,9 +219,17 @@ func validateHeaders(v *problems, p string, u Upstream) []Header {
 		}
 		removed[strings.ToLower(n)] = true
 	}
+	// In name order, so that the errors read the same on every load and
+	// of two names alike but for case the later is the one given twice.
+	names := make([]string, 0, len(h.Set))
+	for n := range h.Set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
 	set := make([]Header, 0, len(h.Set))
 	seen := map[string]bool{}
-	for n, raw := range h.Set {
+	for _, n := range names {
+		raw := h.Set[n]
 		lower := strings.ToLower(n)
 		switch {
 		case !isHeaderName(n):
@@ -245,7 +253,6 @@ func validateHeaders(v *problems, p string, u Upstream) []Header {
 		}
 		set = append(set, Header{Name: n, Value: val})
 	}
-	sort.Slice(set, func(i, j int) bool { return set[i].Name < set[j].Name })
 	return set
 }
 

@@ -126,3 +126,25 @@ upstreams:
 	}
 	require.NotContains(t, msg, "secret", "a file's value is never in an error")
 }
+
+// The errors of headers.set read the same on every load, in name order: of
+// two names alike but for case, the later in that order is the one given
+// twice (a map's order would pick either, load by load).
+func TestHeadersSetErrorsInNameOrder(t *testing.T) {
+	yaml := `upstreams:
+  - name: a
+    url: http://a/
+    headers:
+      set: {x-dup: "1", X-Dup: "2", "Bad Name": x, Host: x, "Also Bad": x, X-Ok: fine}
+`
+	want := strings.Join([]string{
+		`x.yaml: upstreams[0].headers.set: "Also Bad" is not a header name`,
+		`x.yaml: upstreams[0].headers.set: "Bad Name" is not a header name`,
+		`x.yaml: upstreams[0].headers.set: "Host" is written by bidguard or hop-by-hop`,
+		`x.yaml: upstreams[0].headers.set: "x-dup" is given twice (names are case-insensitive)`,
+	}, "\n")
+	for range 20 {
+		_, err := config.Parse("x.yaml", []byte(yaml))
+		require.EqualError(t, err, want)
+	}
+}
