@@ -11,7 +11,7 @@ package gates
 // and the limits. That is all a verdict depends on, so a config reload that
 // leaves the limits alone keeps the cache warm, and one that changes them
 // never reads a verdict made under the old ones. The cache's memory is fixed
-// (markupCacheEntries entries, about 31 bytes each); CLOCK eviction drops
+// (markupCacheEntries entries, 28 bytes each); CLOCK eviction drops
 // creatives seen once first.
 
 import (

@@ -150,3 +150,26 @@ func lruHitRate(size, creatives, n int) float64 {
 	}
 	return 100 * float64(hits) / float64(n)
 }
+
+// BenchmarkMiss is a Get of a key the cache does not hold, the cache full
+// and as large as the markup gates' (1<<17 entries): the lookup of a
+// distinct creative, whose cost is mostly memory reads.
+func BenchmarkMiss(b *testing.B) {
+	h := NewHasher()
+	c, _ := New[verdict](1 << 17)
+	for i := range 1 << 18 {
+		c.Put(h.Sum(1, []byte(strconv.Itoa(i))), verdict{})
+	}
+	misses := make([]Key, 1<<16)
+	for i := range misses {
+		misses[i] = h.Sum(2, []byte(strconv.Itoa(i)))
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if _, ok := c.Get(misses[i&(1<<16-1)]); ok {
+			b.Fatal("hit")
+		}
+		i++
+	}
+}

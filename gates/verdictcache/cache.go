@@ -38,11 +38,23 @@ type shard[V any] struct {
 }
 
 // bucket holds up to ways entries. Bit i of used says way i holds an entry,
-// bit i of ref that it was read since the CLOCK hand last passed it.
+// bit i of ref that it was read since the CLOCK hand last passed it. tags[i]
+// is tagOf(keys[i]): a lookup compares the keys of matching tags only, so
+// that one of a key the bucket does not hold (most lookups of a cache of
+// distinct creatives) reads the bucket's first bytes and no key.
 type bucket[V any] struct {
 	used, ref, hand uint8
+	tags            [ways]uint8
 	keys            [ways]Key
 	vals            [ways]V
+}
+
+// tagOf is a byte of k that picks neither its shard nor its buckets.
+func tagOf(k Key) uint8 { return uint8(k.Hi >> 56) }
+
+// set stores k and v in way i.
+func (b *bucket[V]) set(i int, k Key, v V) {
+	b.tags[i], b.keys[i], b.vals[i] = tagOf(k), k, v
 }
 
 // New returns a cache for at least entries values (Capacity says exactly
@@ -81,8 +93,9 @@ func (c *Cache[V]) locate(k Key) (*shard[V], *bucket[V], *bucket[V]) {
 
 // find returns the way of b holding k, or -1.
 func (b *bucket[V]) find(k Key) int {
+	t := tagOf(k)
 	for m := b.used; m != 0; m &= m - 1 {
-		if i := bits.TrailingZeros8(m); b.keys[i] == k {
+		if i := bits.TrailingZeros8(m); b.tags[i] == t && b.keys[i] == k {
 			return i
 		}
 	}
@@ -133,7 +146,7 @@ func (c *Cache[V]) Put(k Key, v V) {
 	}
 	if free := ^b.used; free != 0 {
 		i := bits.TrailingZeros8(free)
-		b.keys[i], b.vals[i] = k, v
+		b.set(i, k, v)
 		b.used |= 1 << i
 		s.entries.Add(1)
 		return
@@ -145,7 +158,7 @@ func (c *Cache[V]) Put(k Key, v V) {
 			b.ref &^= 1 << i
 			continue
 		}
-		b.keys[i], b.vals[i] = k, v
+		b.set(int(i), k, v)
 		s.evictions.Add(1)
 		return
 	}

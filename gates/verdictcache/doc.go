@@ -43,7 +43,10 @@
 // when the fullest buckets fill, at about three quarters of Capacity. On a
 // Zipf mix the hit rate is within a fraction of a point of an exact LRU of
 // the same size (BenchmarkStream). An entry takes its Key (24 bytes), its
-// value and a byte of state: 31 bytes for a 6-byte verdict, 3 MB for
-// 100,000. Get and Put never allocate. Counters of hits, misses and
+// value, a byte of state and a byte of tag (a byte of the key that picks
+// no bucket: a lookup compares full keys only where the tag matches, so a
+// miss, the lookup of a creative never seen, reads a bucket's first bytes
+// only; BenchmarkMiss 69 → 52 ns): 32 bytes for a 6-byte verdict, 3.2 MB
+// for 100,000. Get and Put never allocate. Counters of hits, misses and
 // evictions are read atomically with Stats.
 package verdictcache
