@@ -159,6 +159,7 @@ func TestReadFastSubset(t *testing.T) {
 	}
 	// Read.
 	f("a: 1\nb: -2\nc: true\nd: ~\ne:\nf: null\n", true)
+	f("a: -0\nb: -9\nc: [-0, -1]\n", true)
 	f("a: http://x:8080/p#frag # comment\n", true)
 	f("a:\n- x\n- y\nb: 1\n", true)
 	f("- a: 1\n  b: [x, 'y', \"z\\n\"]\n-\n  c: {d: 1,\n    e: 2}\n", true)
