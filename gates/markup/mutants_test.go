@@ -72,3 +72,25 @@ func TestInsecureJSSurrogatePairs(t *testing.T) {
 		require.Equal(t, c.want, Insecure([]byte(c.adm), HTML, DefaultLimits), "%s", c.adm)
 	}
 }
+
+// TestInsecureURLSpellings: what a browser loads, however the markup spells
+// it: a CR from a character reference is dropped from a URL as a tab or LF
+// is; every candidate of a srcset is a URL, commas with or without space
+// between them; String.fromCharCode's constant text is read as markup.
+func TestInsecureURLSpellings(t *testing.T) {
+	for _, c := range []struct {
+		adm  string
+		want bool
+	}{
+		{`<img src="ht&#13;tp://x/p.png">`, true},
+		{`<img src="ht&#9;tp://x/p.png">`, true},
+		{`<img src="ht&#13;tps://x/p.png">`, false},
+		{`<img srcset="https://a/x.png 1x,http://b/y.png 2x">`, true},
+		{`<img srcset="https://a/x.png 1x, http://b/y.png 2x">`, true},
+		{`<img srcset=" ,https://a/x.png 1x , https://b/y.png 2x">`, false},
+		{`<script>document.write(String.fromCharCode(60,105,109,103,32,115,114,99,61,104,116,116,112,58,47,47,120,47,112,46,112,110,103,62))</script>`, true},
+		{`<script>document.write(String.fromCodePoint(60,105,109,103,32,115,114,99,61,104,116,116,112,58,47,47,120,47,112,46,112,110,103,62))</script>`, true},
+	} {
+		require.Equal(t, c.want, Insecure([]byte(c.adm), HTML, DefaultLimits), "%s", c.adm)
+	}
+}
