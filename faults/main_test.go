@@ -81,6 +81,7 @@ type procOpts struct {
 	pollMs     int    // reloadPollMs (50 when 0)
 	nofile     int    // RLIMIT_NOFILE of the child when > 0
 	gomaxprocs int    // GOMAXPROCS of the child when > 0
+	cpus       string // the CPUs the child runs on (taskset -c) when not empty
 	env        []string
 	args       []string
 }
@@ -142,6 +143,14 @@ func startProc(t *testing.T, o procOpts) *proc {
 	if o.nofile > 0 {
 		so.Command = func(argv []string) *exec.Cmd {
 			return exec.Command("/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$@"`, o.nofile), "sh"}, argv...)...)
+		}
+	}
+	if o.cpus != "" {
+		if o.nofile > 0 {
+			t.Fatal("procOpts: cpus and nofile do not combine")
+		}
+		so.Command = func(argv []string) *exec.Cmd {
+			return exec.Command("taskset", append([]string{"-c", o.cpus}, argv...)...)
 		}
 	}
 	if o.gomaxprocs > 0 {
