@@ -420,8 +420,9 @@ func (ps *phraseSet) find(s []byte) string {
 		x := binary.LittleEndian.Uint64(s[i:])
 		m &= ps.candidates(x)
 		if ps.afterLetter {
-			before := letters>>56 | asciiLetters(x)<<8
-			letters = asciiLetters(x)
+			l := asciiLetters(x)
+			before := letters>>56 | l<<8
+			letters = l
 			m &^= before &^ x // ASCII candidates only, as skip
 		}
 		for ; m != 0; m &= m - 1 {
@@ -439,18 +440,30 @@ func (ps *phraseSet) find(s []byte) string {
 	return ""
 }
 
-// mayHoldSpace reports whether s holds ASCII white space or a byte outside
-// ASCII (which may begin a rune of white space).
+// mayHoldSpace reports whether s may hold white space: a byte up to ' '
+// (ASCII white space is ' ' and '\t'..'\r') or outside ASCII (which may
+// begin a rune of white space). Sixteen bytes at a time: a byte below 0x21
+// leaves the high bit set in its lane of x-0x21 (the borrow of a lane
+// below only reaches lanes above one that is below 0x21 itself, "Bit
+// Twiddling Hacks", hasless), a byte outside ASCII has it set in x.
 func mayHoldSpace(s []byte) bool {
+	const below = bytesOnes * 0x21
 	i := 0
-	for ; i+8 <= len(s); i += 8 {
-		x := binary.LittleEndian.Uint64(s[i:])
-		if x&bytesHigh|asciiBetween(x, '\t', '\r')|asciiBetween(x, ' ', ' ') != 0 {
+	for ; i+16 <= len(s); i += 16 {
+		x, y := binary.LittleEndian.Uint64(s[i:]), binary.LittleEndian.Uint64(s[i+8:])
+		if ((x-below)|x|(y-below)|y)&bytesHigh != 0 {
 			return true
 		}
 	}
+	if i+8 <= len(s) {
+		x := binary.LittleEndian.Uint64(s[i:])
+		if ((x-below)|x)&bytesHigh != 0 {
+			return true
+		}
+		i += 8
+	}
 	for ; i < len(s); i++ {
-		if c := s[i]; c >= utf8.RuneSelf || c == ' ' || c >= '\t' && c <= '\r' {
+		if s[i] <= ' ' || s[i] >= utf8.RuneSelf {
 			return true
 		}
 	}
