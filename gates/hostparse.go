@@ -58,25 +58,43 @@ func urlAuthority(u string) (colon int, auth string, userinfo, ok bool) {
 		i++
 	}
 	rest := u[i:]
-	end := len(rest)
+	// One pass: the authority ends at the first '/', '\\', '?' or '#'; an
+	// '@' is userinfo up to the first '/', '?' or '#'.
+	end := -1
 	for j := 0; j < len(rest); j++ {
 		c := rest[j]
-		if c == '/' || c == '?' || c == '#' {
-			break
+		if !authorityEnd[c] {
+			continue
 		}
-		if c == '@' {
+		switch c {
+		case '/', '?', '#':
+			if end < 0 {
+				end = j
+			}
+			return colon, rest[:end], userinfo, true
+		case '\\':
+			if end < 0 {
+				end = j
+			}
+			if userinfo {
+				return colon, rest[:end], true, true
+			}
+		case '@':
 			userinfo = true
-			break
+			if end >= 0 {
+				return colon, rest[:end], true, true
+			}
 		}
 	}
-	for j := 0; j < len(rest); j++ {
-		if c := rest[j]; c == '/' || c == '\\' || c == '?' || c == '#' {
-			end = j
-			break
-		}
+	if end < 0 {
+		end = len(rest)
 	}
 	return colon, rest[:end], userinfo, true
 }
+
+// authorityEnd tells the bytes urlAuthority stops at: '/', '\\', '?', '#'
+// and '@'.
+var authorityEnd = [256]bool{'/': true, '\\': true, '?': true, '#': true, '@': true}
 
 func isASCIIAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
@@ -136,6 +154,9 @@ func parseHost(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok bool) {
 		h.ip6, h.zone, ok = parseIPv6Zone(raw[1 : len(raw)-1])
 		return h, ok
 	}
+	if h, ok, done := parsePlainName(raw, buf); done {
+		return h, ok
+	}
 	// Percent-decode and lower-case into buf.
 	n, ascii := 0, true
 	for i := 0; i < len(raw); i++ {
@@ -180,6 +201,59 @@ func parseHost(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok bool) {
 	}
 	h.kind, h.name = hostName, name
 	return h, true
+}
+
+// nameByte is, for each byte a host of letters, digits, '-', '_' and '.'
+// holds, that byte lower-cased; 0 for every other byte ('%', non-ASCII,
+// anything parseHost refuses or has to decode first).
+var nameByte = func() (t [256]byte) {
+	for c := 0; c < 256; c++ {
+		if b := markupLower(byte(c)); isLDH(b) || b == '_' || b == '.' {
+			t[c] = b
+		}
+	}
+	return t
+}()
+
+// parsePlainName is parseHost for a host of letters, digits, '-', '_' and
+// '.' alone whose last label does not begin with a digit (a name, not an
+// IPv4 address: every IPv4 number begins with one), in one pass that
+// lower-cases it into buf and checks its labels. done is false for any
+// other host, which parseHost reads the long way.
+func parsePlainName(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok, done bool) {
+	if len(raw) > len(buf) {
+		return h, false, false
+	}
+	start, long := 0, false // the label being read; a label over 63 characters
+	for i := 0; i < len(raw); i++ {
+		c := nameByte[raw[i]]
+		if c == 0 {
+			return h, false, false
+		}
+		buf[i] = c
+		if c == '.' {
+			long = long || i == start || i-start > maxLabelLen
+			start = i + 1
+		}
+	}
+	n := len(raw)
+	last, size := start, n-start // the last label, one trailing dot ignored
+	if size == 0 && n > 1 {
+		for last = n - 1; last > 0 && buf[last-1] != '.'; last-- {
+		}
+		size = n - 1 - last
+	}
+	if size > 0 && isDigit(buf[last]) {
+		return h, false, false
+	}
+	size = n
+	if buf[n-1] == '.' {
+		size--
+	}
+	if long || n-start > maxLabelLen || size == 0 || size > maxHostnameLen {
+		return h, false, true
+	}
+	return parsedHost{kind: hostName, name: buf[:n]}, true, true
 }
 
 // validHostName checks the DNS limits of a lower-case name: labels of 1-63

@@ -275,6 +275,15 @@ var internalDomains = [...]string{
 	"nip.io", "sslip.io", "xip.io", "localtest.me", "lvh.me",
 }
 
+// internalLastByte tells the last bytes of internalDomains: a name that
+// ends otherwise is under none of them.
+var internalLastByte = func() (t [256]bool) {
+	for _, d := range internalDomains {
+		t[d[len(d)-1]] = true
+	}
+	return t
+}()
+
 // internalName reports whether a lower-case host name (one trailing dot
 // allowed) is internal: one of internalDomains or under one, a single label
 // (resolved through the resolver's search list, such as Kubernetes'
@@ -286,9 +295,11 @@ func (g *urlSafety) internalName(name []byte) bool {
 	if bytes.IndexByte(name, '.') < 0 {
 		return true
 	}
-	for _, d := range internalDomains {
-		if hostUnder(name, d) {
-			return true
+	if internalLastByte[name[len(name)-1]] {
+		for _, d := range internalDomains {
+			if hostUnder(name, d) {
+				return true
+			}
 		}
 	}
 	if g.internal.len() == 0 {
