@@ -334,8 +334,8 @@ func (w *scanBuilder) walkTokens(toks []jsonraw.Token) {
 // enter and leave change nothing there until the bid's closer).
 func (w *scanBuilder) bidTokens(toks []jsonraw.Token) {
 	v := w.v
-	seg := &v.segs[w.cur]
-	nodes := seg.Nodes
+	nodes := v.segs[w.cur].Nodes
+	strs := v.strs
 	for i := range toks {
 		t := &toks[i]
 		switch t.Kind {
@@ -343,13 +343,24 @@ func (w *scanBuilder) bidTokens(toks []jsonraw.Token) {
 			continue
 		case jsonraw.TokString:
 			nodes++
-			w.strToken(t, nodes)
+			switch {
+			case t.Next != 0: // decoded by the decoder
+				strs = append(strs, scanString{off: int32(t.Next) - 1, node: int32(nodes), in: inExt})
+			case t.Escaped || !w.validUTF8:
+				v.strs = strs
+				w.str(int(t.Off)+1, int(t.End)-1, t.Escaped, nodes)
+				strs = v.strs
+			default: // the document's bytes as they are
+				strs = append(strs, scanString{off: int32(t.Off) + 1, end: int32(t.End) - 1, node: int32(nodes)})
+			}
 		default:
 			nodes++
 		}
 	}
+	v.strs = strs
+	seg := &v.segs[w.cur]
 	seg.Nodes = nodes
-	seg.end = len(v.strs)
+	seg.end = len(strs)
 }
 
 // strToken records the string value of token t, the node-th value of the
