@@ -15,11 +15,17 @@ package gates
 // The phrases are compiled at load into a byte trie over their normalised
 // form; the text is normalised on the fly while the trie is walked, so
 // nothing is lower-cased or copied per string. The trie is walked only from
-// the places a cheap test cannot rule out: for the built-in list, eight
-// bytes at a time, an 'a' or 'i' (any case) after no ASCII letter, or a
-// byte outside ASCII; text without white space is not read further (every
-// built-in phrase holds a space). FuzzContentDifferential holds the
-// verdicts equal to the trie walked from every byte that may begin a phrase.
+// the places a cheap test cannot rule out. When every phrase holds a space
+// (the built-in ones do), the text's white space is found eight bytes at a
+// time, and only a rune of white space right after a byte that may end a
+// phrase's part before its first space (for the built-in list 'i', 's' or
+// 'm' in any case, or a byte outside ASCII) has the few places before it
+// tried; text without white space is not read further. Otherwise the
+// places that may begin a phrase are found eight bytes at a time (its
+// first bytes, any case, after no ASCII letter when they need a word
+// boundary, or a byte outside ASCII). FuzzContentDifferential holds the
+// verdicts equal to the trie walked from every byte that may begin a
+// phrase.
 
 import (
 	"encoding/binary"
@@ -135,18 +141,25 @@ type phraseSet struct {
 	// c d may begin a phrase (all of them when c alone is one).
 	wordStart, single [utf8.RuneSelf]bool
 	second, follows   [utf8.RuneSelf][2]uint64
-	// The word-at-a-time scan (find): when the ASCII bytes that may begin a
-	// match fall into at most len(folded) classes under c|0x20, eight bytes
-	// are tested at once for one of them or a UTF-8 lead byte. folded holds
-	// each class's byte in every byte, unused slots 0 (no byte ORed with
-	// 0x20 is 0). afterLetter: every such ASCII byte needs a word boundary
-	// before it (wordStart), so no ASCII byte right after an ASCII letter
-	// begins a match.
+	// The word-at-a-time scan (find, for a set not spaced): when the ASCII
+	// bytes that may begin a match fall into at most len(folded) classes
+	// under c|0x20, eight bytes are tested at once for one of them or a
+	// UTF-8 lead byte. folded holds each class's byte in every byte,
+	// unused slots 0 (no byte ORed with 0x20 is 0). afterLetter: every such
+	// ASCII byte needs a word boundary before it (wordStart), so no ASCII
+	// byte right after an ASCII letter begins a match.
 	wordScan, afterLetter bool
 	folded                [3]uint64
 	// spaced: every phrase holds a space, so text without white space
 	// (ASCII, or a rune outside ASCII) holds none of them.
 	spaced bool
+	// The anchored scan (spaced sets): a match begins at most reach bytes
+	// before the white space its phrase's first space reads (utf8.UTFMax
+	// per rune before that space), right after a rune that ends the part
+	// before the space: an ASCII byte anchorPrev holds, or a byte outside
+	// ASCII.
+	reach      int
+	anchorPrev [utf8.RuneSelf]bool
 	// minLen is the fewest runes of a phrase: a match spans at least one
 	// byte of text per rune of its phrase (a text rune or white space run
 	// reads as one phrase rune).
@@ -183,6 +196,7 @@ func newPhraseSet(list []string) phraseSet {
 		ps.addPrefilter(norm, isWordRune(first))
 		ps.minLen = min(ps.minLen, utf8.RuneCountInString(norm))
 		ps.spaced = ps.spaced && strings.Contains(norm, " ")
+		ps.addAnchor(norm)
 		if ps.nodes[n].phrase < 0 {
 			ps.nodes[n].phrase = i
 		}
@@ -200,6 +214,24 @@ func newPhraseSet(list []string) phraseSet {
 	ps.wordScan = ps.foldStarts()
 	ps.fillFollows()
 	return ps
+}
+
+// addAnchor records the part of the normalised phrase norm before its first
+// space (none: nothing, the set is not spaced) in reach and anchorPrev.
+func (ps *phraseSet) addAnchor(norm string) {
+	sp := strings.IndexByte(norm, ' ')
+	if sp <= 0 {
+		return
+	}
+	ps.reach = max(ps.reach, utf8.UTFMax*utf8.RuneCountInString(norm[:sp]))
+	if c := norm[sp-1]; c < utf8.RuneSelf {
+		// The text's byte reads as c: c itself or, for a letter, its
+		// upper case (matchAt lower-cases ASCII A-Z alone).
+		ps.anchorPrev[c] = true
+		if c >= 'a' && c <= 'z' {
+			ps.anchorPrev[c-'a'+'A'] = true
+		}
+	}
 }
 
 // fillFollows fills follows from single and second.
@@ -395,8 +427,17 @@ func wordAfter(s []byte, i int) bool {
 // find returns the reason of the first phrase found in s (leftmost; at one
 // position, the first listed), or "".
 func (ps *phraseSet) find(s []byte) string {
-	if len(s) < ps.minLen || ps.spaced && !mayHoldSpace(s) {
+	if len(s) < ps.minLen {
 		return ""
+	}
+	if ps.spaced {
+		from := firstMaybeSpace(s)
+		if from < 0 {
+			return ""
+		}
+		if len(s) >= 8 {
+			return ps.findAnchored(s, from)
+		}
 	}
 	if !ps.wordScan || len(s) < 8 {
 		for i := range s {
@@ -440,34 +481,86 @@ func (ps *phraseSet) find(s []byte) string {
 	return ""
 }
 
-// mayHoldSpace reports whether s may hold white space: a byte up to ' '
-// (ASCII white space is ' ' and '\t'..'\r') or outside ASCII (which may
-// begin a rune of white space). Sixteen bytes at a time: a byte below 0x21
-// leaves the high bit set in its lane of x-0x21 (the borrow of a lane
-// below only reaches lanes above one that is below 0x21 itself, "Bit
-// Twiddling Hacks", hasless), a byte outside ASCII has it set in x.
-func mayHoldSpace(s []byte) bool {
+// findAnchored is find for a spaced set on s of eight bytes and more, none
+// of them white space before from: the places a match may begin are tried
+// only before an anchor, a rune of white space right after a rune that may
+// end a phrase's part before its first space, and at most reach bytes
+// before it. Every match has its anchor (the white space its first space
+// reads, with no white space between the two: the part before the space
+// holds none), so the leftmost match is the first found trying the places
+// before each anchor in turn, from the last anchor on: a match that begins
+// before an anchor has its own anchor before it.
+func (ps *phraseSet) findAnchored(s []byte, from int) string {
+	const below = bytesOnes * 0x21
+	next := 0 // the places before next have been tried or cannot begin a match
+	for i := from; i < len(s); i += 8 {
+		m := ^uint64(0)
+		if i > len(s)-8 {
+			m <<= 8 * (i - (len(s) - 8))
+			i = len(s) - 8
+		}
+		// A byte up to ' ' or outside ASCII: a byte below 0x21 leaves the
+		// high bit set in its lane of x-0x21 (the borrow of a lane below
+		// only reaches lanes above one that is below 0x21 itself, "Bit
+		// Twiddling Hacks", hasless), a byte outside ASCII has it set in x.
+		x := binary.LittleEndian.Uint64(s[i:])
+		for m &= ((x - below) | x) & bytesHigh; m != 0; m &= m - 1 {
+			p := i + bits.TrailingZeros64(m)>>3
+			if p == 0 {
+				continue
+			}
+			if c := s[p-1]; c < utf8.RuneSelf && !ps.anchorPrev[c] || !spaceAt(s, p) {
+				continue
+			}
+			for j := max(p-ps.reach, next); j < p; j++ {
+				if k := ps.tryAt(s, j); k >= 0 {
+					return ps.reasons[k]
+				}
+			}
+			next = p
+		}
+	}
+	return ""
+}
+
+// spaceAt reports whether a rune of white space, as matchAt reads it,
+// begins at s[p].
+func spaceAt(s []byte, p int) bool {
+	switch c := s[p]; {
+	case c < utf8.RuneSelf:
+		return c == ' ' || c >= '\t' && c <= '\r'
+	case c < 0xc0: // a continuation byte reads as utf8.RuneError
+		return false
+	}
+	r, _ := utf8.DecodeRune(s[p:])
+	return unicode.IsSpace(r)
+}
+
+// firstMaybeSpace returns where the first sixteen bytes (eight, or one, at
+// the end) of s that may hold white space begin, or -1: a byte up to ' '
+// or outside ASCII, as findAnchored tests them.
+func firstMaybeSpace(s []byte) int {
 	const below = bytesOnes * 0x21
 	i := 0
 	for ; i+16 <= len(s); i += 16 {
 		x, y := binary.LittleEndian.Uint64(s[i:]), binary.LittleEndian.Uint64(s[i+8:])
 		if ((x-below)|x|(y-below)|y)&bytesHigh != 0 {
-			return true
+			return i
 		}
 	}
 	if i+8 <= len(s) {
 		x := binary.LittleEndian.Uint64(s[i:])
 		if ((x-below)|x)&bytesHigh != 0 {
-			return true
+			return i
 		}
 		i += 8
 	}
 	for ; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] >= utf8.RuneSelf {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // tryAt returns the lowest phrase index that matches at s[i], or -1.
