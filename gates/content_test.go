@@ -142,7 +142,8 @@ var contentDiffSets = [][]string{
 	{"[error]", "k9", "as an ai"},
 	{"i can't", "«stop»", "ⱥb", "x"},
 	{"_ai", "9 lives", "Éte", "K"},
-	{"a\u00a0b", "é é", "İ can"}, // each holds a space
+	{"a b", "C d", "e' f", "[g] h", "i\u00a0j"}, // each holds a space, after many kinds of byte
+	{"a\u00a0b", "é é", "İ can"},                // each holds a space
 }
 
 func checkContentDifferential(t *testing.T, ps *phraseSet, s []byte) {
@@ -167,7 +168,8 @@ func TestContentDiffSetsCoverTheWordScan(t *testing.T) {
 			on++
 		}
 	}
-	require.Equal(t, []int{5, 1, 4}, []int{on, off, afterLetter})
+	require.Equal(t, []int{5, 2, 4}, []int{on, off, afterLetter})
+	require.True(t, newPhraseSet(contentDiffSets[len(contentDiffSets)-2]).spaced)
 	require.True(t, newPhraseSet(contentDiffSets[len(contentDiffSets)-1]).spaced)
 	require.False(t, newPhraseSet(contentDiffPhrases).spaced)
 	// Each kind of white space, in the first eight bytes and after them.
