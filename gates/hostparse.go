@@ -221,22 +221,35 @@ var nameByte = func() (t [256]byte) {
 // lower-cases it into buf and checks its labels. done is false for any
 // other host, which parseHost reads the long way.
 func parsePlainName(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok, done bool) {
-	if len(raw) > len(buf) {
+	n, h, ok, done := readPlainName(raw, buf)
+	if n < len(raw) {
 		return h, false, false
 	}
-	start, long := 0, false // the label being read; a label over 63 characters
-	for i := 0; i < len(raw); i++ {
-		c := nameByte[raw[i]]
+	return h, ok, done
+}
+
+// readPlainName reads as parsePlainName the run of letters, digits, '-',
+// '_' and '.' that begins s, of n bytes. done is false when the run is
+// empty, longer than buf or ends in a label that begins with a digit.
+func readPlainName(s string, buf *[maxHostBytes]byte) (n int, h parsedHost, ok, done bool) {
+	start, long := 0, false // the label being read; a label empty or over 63 characters
+	for ; n < len(s); n++ {
+		c := nameByte[s[n]]
 		if c == 0 {
-			return h, false, false
+			break
 		}
-		buf[i] = c
+		if n == len(buf) {
+			return n, h, false, false
+		}
+		buf[n] = c
 		if c == '.' {
-			long = long || i == start || i-start > maxLabelLen
-			start = i + 1
+			long = long || n == start || n-start > maxLabelLen
+			start = n + 1
 		}
 	}
-	n := len(raw)
+	if n == 0 {
+		return n, h, false, false
+	}
 	last, size := start, n-start // the last label, one trailing dot ignored
 	if size == 0 && n > 1 {
 		for last = n - 1; last > 0 && buf[last-1] != '.'; last-- {
@@ -244,16 +257,16 @@ func parsePlainName(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok, done
 		size = n - 1 - last
 	}
 	if size > 0 && isDigit(buf[last]) {
-		return h, false, false
+		return n, h, false, false
 	}
 	size = n
 	if buf[n-1] == '.' {
 		size--
 	}
 	if long || n-start > maxLabelLen || size == 0 || size > maxHostnameLen {
-		return h, false, true
+		return n, h, false, true
 	}
-	return parsedHost{kind: hostName, name: buf[:n]}, true, true
+	return n, parsedHost{kind: hostName, name: buf[:n]}, true, true
 }
 
 // validHostName checks the DNS limits of a lower-case name: labels of 1-63

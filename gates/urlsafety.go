@@ -24,6 +24,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -180,6 +181,16 @@ func (g *urlSafety) judge(u string) urlWhy {
 	if w := urlCharacters(u); w != urlSafe {
 		return w
 	}
+	var buf [maxHostBytes]byte
+	if h, ok, done := g.plainHost(u, &buf); done {
+		switch {
+		case !ok:
+			return whyBadHost
+		case g.internalName(h.name):
+			return whyInternalName
+		}
+		return urlSafe
+	}
 	colon, auth, userinfo, ok := urlAuthority(u)
 	if !ok {
 		return whyNotAbsolute
@@ -195,7 +206,6 @@ func (g *urlSafety) judge(u string) urlWhy {
 	if !ok {
 		return whyBadHost
 	}
-	var buf [maxHostBytes]byte
 	h, ok := parseHost(host, &buf)
 	switch {
 	case !ok:
@@ -215,6 +225,27 @@ func (g *urlSafety) judge(u string) urlWhy {
 		return whyInternalName
 	}
 	return urlSafe
+}
+
+// plainHost is judge's reading of the scheme, the authority and the host
+// for the usual URL: "https://" (or "http://" with allowHttp) as written,
+// then a host of letters, digits, '-', '_' and '.' that ends the authority
+// ('/', '?', '#' or the end follow it: no userinfo, no port) and reads as
+// a name (parsePlainName). done is false for any other URL, which judge
+// reads the long way.
+func (g *urlSafety) plainHost(u string, buf *[maxHostBytes]byte) (h parsedHost, ok, done bool) {
+	rest, https := strings.CutPrefix(u, "https://")
+	if !https {
+		var http bool
+		if rest, http = strings.CutPrefix(u, "http://"); !http || !g.allowHTTP {
+			return h, false, false
+		}
+	}
+	n, h, ok, done := readPlainName(rest, buf)
+	if n < len(rest) && rest[n] != '/' && rest[n] != '?' && rest[n] != '#' {
+		return h, false, false
+	}
+	return h, ok, done
 }
 
 // urlCharacters reports a control character (C0, DEL, C1), else a space
