@@ -221,17 +221,21 @@ var nameByte = func() (t [256]byte) {
 // lower-cases it into buf and checks its labels. done is false for any
 // other host, which parseHost reads the long way.
 func parsePlainName(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok, done bool) {
-	n, h, ok, done := readPlainName(raw, buf)
-	if n < len(raw) {
+	n, name, ok, done := readPlainName(raw, buf)
+	if n < len(raw) || !done {
 		return h, false, false
 	}
-	return h, ok, done
+	if ok {
+		h.kind, h.name = hostName, name
+	}
+	return h, ok, true
 }
 
 // readPlainName reads as parsePlainName the run of letters, digits, '-',
-// '_' and '.' that begins s, of n bytes. done is false when the run is
-// empty, longer than buf or ends in a label that begins with a digit.
-func readPlainName(s string, buf *[maxHostBytes]byte) (n int, h parsedHost, ok, done bool) {
+// '_' and '.' that begins s, of n bytes, into name (in buf). done is false
+// when the run is empty, longer than buf or ends in a label that begins
+// with a digit.
+func readPlainName(s string, buf *[maxHostBytes]byte) (n int, name []byte, ok, done bool) {
 	start, long := 0, false // the label being read; a label empty or over 63 characters
 	for ; n < len(s); n++ {
 		c := nameByte[s[n]]
@@ -239,7 +243,7 @@ func readPlainName(s string, buf *[maxHostBytes]byte) (n int, h parsedHost, ok, 
 			break
 		}
 		if n == len(buf) {
-			return n, h, false, false
+			return n, nil, false, false
 		}
 		buf[n] = c
 		if c == '.' {
@@ -248,7 +252,7 @@ func readPlainName(s string, buf *[maxHostBytes]byte) (n int, h parsedHost, ok, 
 		}
 	}
 	if n == 0 {
-		return n, h, false, false
+		return n, nil, false, false
 	}
 	last, size := start, n-start // the last label, one trailing dot ignored
 	if size == 0 && n > 1 {
@@ -257,16 +261,16 @@ func readPlainName(s string, buf *[maxHostBytes]byte) (n int, h parsedHost, ok, 
 		size = n - 1 - last
 	}
 	if size > 0 && isDigit(buf[last]) {
-		return n, h, false, false
+		return n, nil, false, false
 	}
 	size = n
 	if buf[n-1] == '.' {
 		size--
 	}
 	if long || n-start > maxLabelLen || size == 0 || size > maxHostnameLen {
-		return n, h, false, true
+		return n, nil, false, true
 	}
-	return n, parsedHost{kind: hostName, name: buf[:n]}, true, true
+	return n, buf[:n], true, true
 }
 
 // validHostName checks the DNS limits of a lower-case name: labels of 1-63

@@ -182,11 +182,11 @@ func (g *urlSafety) judge(u string) urlWhy {
 		return w
 	}
 	var buf [maxHostBytes]byte
-	if h, ok, done := g.plainHost(u, &buf); done {
+	if name, ok, done := g.plainHost(u, &buf); done {
 		switch {
 		case !ok:
 			return whyBadHost
-		case g.internalName(h.name):
+		case g.internalName(name):
 			return whyInternalName
 		}
 		return urlSafe
@@ -231,21 +231,21 @@ func (g *urlSafety) judge(u string) urlWhy {
 // for the usual URL: "https://" (or "http://" with allowHttp) as written,
 // then a host of letters, digits, '-', '_' and '.' that ends the authority
 // ('/', '?', '#' or the end follow it: no userinfo, no port) and reads as
-// a name (parsePlainName). done is false for any other URL, which judge
-// reads the long way.
-func (g *urlSafety) plainHost(u string, buf *[maxHostBytes]byte) (h parsedHost, ok, done bool) {
+// a name (parsePlainName), returned lower-cased in buf. done is false for
+// any other URL, which judge reads the long way.
+func (g *urlSafety) plainHost(u string, buf *[maxHostBytes]byte) (name []byte, ok, done bool) {
 	rest, https := strings.CutPrefix(u, "https://")
 	if !https {
 		var http bool
 		if rest, http = strings.CutPrefix(u, "http://"); !http || !g.allowHTTP {
-			return h, false, false
+			return nil, false, false
 		}
 	}
-	n, h, ok, done := readPlainName(rest, buf)
+	n, name, ok, done := readPlainName(rest, buf)
 	if n < len(rest) && rest[n] != '/' && rest[n] != '?' && rest[n] != '#' {
-		return h, false, false
+		return nil, false, false
 	}
-	return h, ok, done
+	return name, ok, done
 }
 
 // urlCharacters reports a control character (C0, DEL, C1), else a space
