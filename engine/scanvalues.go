@@ -268,7 +268,8 @@ func (w *scanBuilder) walk() {
 				continue
 			}
 			w.value()
-			w.str(i+1, end-1, esc)
+			w.str(i+1, end-1, esc, w.v.segs[w.cur].Nodes)
+			w.v.segs[w.cur].end = len(w.v.strs)
 			w.scalarEnd()
 			i = end
 		case '{', '[':
@@ -292,24 +293,28 @@ func (w *scanBuilder) walk() {
 	}
 }
 
-// walkTokens is walk over the tokens the validating pass recorded.
+// walkTokens is walk over the tokens the validating pass recorded. A bid
+// that is an object is read by bidTokens, from its opener to its closer.
 func (w *scanBuilder) walkTokens(toks []jsonraw.Token) {
 	b := w.v.raw
-	for _, t := range toks {
+	for i := 0; i < len(toks); i++ {
+		t := &toks[i]
 		switch t.Kind {
 		case jsonraw.TokKey:
 			w.key(b[t.Off+1 : t.End-1])
 		case jsonraw.TokString:
 			w.value()
-			if t.Next != 0 { // decoded by the decoder
-				w.decoded(int(t.Next) - 1)
-			} else {
-				w.str(int(t.Off)+1, int(t.End)-1, t.Escaped)
-			}
+			w.strToken(t, w.v.segs[w.cur].Nodes)
+			w.v.segs[w.cur].end = len(w.v.strs)
 			w.scalarEnd()
 		case jsonraw.TokObject:
 			w.value()
 			w.enter('{')
+			// t.Next is the index of the token after the closer.
+			if end := int(t.Next) - 1; w.inBid && w.pd == 1 && end > i && end < len(toks) && toks[end].Kind == jsonraw.TokClose {
+				w.bidTokens(toks[i+1 : end])
+				i = end - 1 // the closer ends the bid
+			}
 		case jsonraw.TokArray:
 			w.value()
 			w.enter('[')
@@ -322,6 +327,50 @@ func (w *scanBuilder) walkTokens(toks []jsonraw.Token) {
 			w.scalarEnd()
 		}
 	}
+}
+
+// bidTokens records the values of a bid object, toks being its members:
+// inside a bid every value only counts, and its strings are recorded (key,
+// enter and leave change nothing there until the bid's closer).
+func (w *scanBuilder) bidTokens(toks []jsonraw.Token) {
+	v := w.v
+	nodes := v.segs[w.cur].Nodes
+	strs := v.strs
+	for i := range toks {
+		t := &toks[i]
+		switch t.Kind {
+		case jsonraw.TokKey, jsonraw.TokClose:
+			continue
+		case jsonraw.TokString:
+			nodes++
+			switch {
+			case t.Next != 0: // decoded by the decoder
+				strs = append(strs, scanString{off: int32(t.Next) - 1, node: int32(nodes), in: inExt})
+			case t.Escaped || !w.validUTF8:
+				v.strs = strs
+				w.str(int(t.Off)+1, int(t.End)-1, t.Escaped, nodes)
+				strs = v.strs
+			default: // the document's bytes as they are
+				strs = append(strs, scanString{off: int32(t.Off) + 1, end: int32(t.End) - 1, node: int32(nodes)})
+			}
+		default:
+			nodes++
+		}
+	}
+	v.strs = strs
+	seg := &v.segs[w.cur]
+	seg.Nodes = nodes
+	seg.end = len(strs)
+}
+
+// strToken records the string value of token t, the node-th value of the
+// open segment.
+func (w *scanBuilder) strToken(t *jsonraw.Token, node int) {
+	if t.Next != 0 { // decoded by the decoder
+		w.v.strs = append(w.v.strs, scanString{off: int32(t.Next) - 1, node: int32(node), in: inExt})
+		return
+	}
+	w.str(int(t.Off)+1, int(t.End)-1, t.Escaped, node)
 }
 
 // key reads an object key: on the path to the bids it marks the member that
@@ -429,30 +478,21 @@ func (w *scanBuilder) endBid() {
 	w.open(-1)
 }
 
-// str records the string value whose contents are raw[s:e].
-func (w *scanBuilder) str(s, e int, escaped bool) {
+// str records the string value whose contents are raw[s:e], the node-th
+// value of the open segment; the caller updates the segment's end.
+func (w *scanBuilder) str(s, e int, escaped bool, node int) {
 	v := w.v
-	seg := &v.segs[w.cur]
-	st := scanString{off: int32(s), end: int32(e), node: int32(seg.Nodes)}
-	if body := v.raw[s:e]; escaped || !w.validUTF8 && !utf8.Valid(body) {
+	st := scanString{off: int32(s), end: int32(e), node: int32(node)}
+	if escaped || !w.validUTF8 && !utf8.Valid(v.raw[s:e]) {
 		start := len(v.buf)
 		if w.validUTF8 {
-			v.buf = jsonraw.UnescapeValid(v.buf, body)
+			v.buf = jsonraw.UnescapeValid(v.buf, v.raw[s:e])
 		} else {
-			v.buf = jsonraw.Unescape(v.buf, body)
+			v.buf = jsonraw.Unescape(v.buf, v.raw[s:e])
 		}
 		st = scanString{off: int32(start), end: int32(len(v.buf)), node: st.node, in: inBuf}
 	}
 	v.strs = append(v.strs, st)
-	seg.end = len(v.strs)
-}
-
-// decoded records the string value the decoder decoded as v.ext[i].
-func (w *scanBuilder) decoded(i int) {
-	v := w.v
-	seg := &v.segs[w.cur]
-	v.strs = append(v.strs, scanString{off: int32(i), node: int32(seg.Nodes), in: inExt})
-	seg.end = len(v.strs)
 }
 
 // firstBidOf returns the index in Input.Bids of seatbid[seat]'s first

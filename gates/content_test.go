@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/bidguard/bidguard/engine"
 	"github.com/stretchr/testify/require"
@@ -141,7 +142,8 @@ var contentDiffSets = [][]string{
 	{"[error]", "k9", "as an ai"},
 	{"i can't", "«stop»", "ⱥb", "x"},
 	{"_ai", "9 lives", "Éte", "K"},
-	{"a\u00a0b", "é é", "İ can"}, // each holds a space
+	{"a b", "C d", "e' f", "[g] h", "i\u00a0j"}, // each holds a space, after many kinds of byte
+	{"a\u00a0b", "é é", "İ can"},                // each holds a space
 }
 
 func checkContentDifferential(t *testing.T, ps *phraseSet, s []byte) {
@@ -166,7 +168,8 @@ func TestContentDiffSetsCoverTheWordScan(t *testing.T) {
 			on++
 		}
 	}
-	require.Equal(t, []int{5, 1, 4}, []int{on, off, afterLetter})
+	require.Equal(t, []int{5, 2, 4}, []int{on, off, afterLetter})
+	require.True(t, newPhraseSet(contentDiffSets[len(contentDiffSets)-2]).spaced)
 	require.True(t, newPhraseSet(contentDiffSets[len(contentDiffSets)-1]).spaced)
 	require.False(t, newPhraseSet(contentDiffPhrases).spaced)
 	// Each kind of white space, in the first eight bytes and after them.
@@ -176,8 +179,29 @@ func TestContentDiffSetsCoverTheWordScan(t *testing.T) {
 		require.NotEmpty(t, spaced.find([]byte(text)), text)
 		checkContentDifferential(t, &spaced, []byte(text))
 	}
-	require.True(t, newPhraseSet(refusalPhrases).afterLetter, "the built-in list takes the fastest path")
-	require.True(t, newPhraseSet(refusalPhrases).spaced)
+	// The built-in list takes the anchored scan: its phrases' parts before
+	// their first space ("i", "as", "i'm") end in 'i', 's' or 'm', and span
+	// at most three runes.
+	builtin := newPhraseSet(refusalPhrases)
+	require.True(t, builtin.spaced)
+	require.Equal(t, 3*utf8.UTFMax, builtin.reach)
+	var prev []byte
+	for c, ok := range builtin.anchorPrev {
+		if ok {
+			prev = append(prev, byte(c))
+		}
+	}
+	require.Equal(t, "IMSims", string(prev))
+	// White space after another byte is no anchor; a match is found from
+	// the anchor after it, its part before the space read from a rune
+	// outside ASCII or past a run of white space before.
+	for _, text := range []string{"<div class=\"ad\"> alt=\"Brand sale\"", "x I can’t help", "x \u212a I can't do",
+		"as an AI model", "xxxxxxx\tI\u2019m an ai", "İ can't help"} {
+		checkContentDifferential(t, &builtin, []byte(text))
+	}
+	require.Empty(t, builtin.find([]byte("<div class=\"ad\"> alt=\"Brand sale\"")))
+	require.NotEmpty(t, builtin.find([]byte("xxxxxxx\tI\u2019m an ai")))
+	require.NotEmpty(t, builtin.find([]byte("x\tİ can't help")))
 	require.Equal(t, 9, newPhraseSet(refusalPhrases).minLen) // "i'm an ai"
 }
 

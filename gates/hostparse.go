@@ -58,25 +58,43 @@ func urlAuthority(u string) (colon int, auth string, userinfo, ok bool) {
 		i++
 	}
 	rest := u[i:]
-	end := len(rest)
+	// One pass: the authority ends at the first '/', '\\', '?' or '#'; an
+	// '@' is userinfo up to the first '/', '?' or '#'.
+	end := -1
 	for j := 0; j < len(rest); j++ {
 		c := rest[j]
-		if c == '/' || c == '?' || c == '#' {
-			break
+		if !authorityEnd[c] {
+			continue
 		}
-		if c == '@' {
+		switch c {
+		case '/', '?', '#':
+			if end < 0 {
+				end = j
+			}
+			return colon, rest[:end], userinfo, true
+		case '\\':
+			if end < 0 {
+				end = j
+			}
+			if userinfo {
+				return colon, rest[:end], true, true
+			}
+		case '@':
 			userinfo = true
-			break
+			if end >= 0 {
+				return colon, rest[:end], true, true
+			}
 		}
 	}
-	for j := 0; j < len(rest); j++ {
-		if c := rest[j]; c == '/' || c == '\\' || c == '?' || c == '#' {
-			end = j
-			break
-		}
+	if end < 0 {
+		end = len(rest)
 	}
 	return colon, rest[:end], userinfo, true
 }
+
+// authorityEnd tells the bytes urlAuthority stops at: '/', '\\', '?', '#'
+// and '@'.
+var authorityEnd = [256]bool{'/': true, '\\': true, '?': true, '#': true, '@': true}
 
 func isASCIIAlpha(c byte) bool { return c|0x20 >= 'a' && c|0x20 <= 'z' }
 
@@ -136,6 +154,9 @@ func parseHost(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok bool) {
 		h.ip6, h.zone, ok = parseIPv6Zone(raw[1 : len(raw)-1])
 		return h, ok
 	}
+	if h, ok, done := parsePlainName(raw, buf); done {
+		return h, ok
+	}
 	// Percent-decode and lower-case into buf.
 	n, ascii := 0, true
 	for i := 0; i < len(raw); i++ {
@@ -180,6 +201,76 @@ func parseHost(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok bool) {
 	}
 	h.kind, h.name = hostName, name
 	return h, true
+}
+
+// nameByte is, for each byte a host of letters, digits, '-', '_' and '.'
+// holds, that byte lower-cased; 0 for every other byte ('%', non-ASCII,
+// anything parseHost refuses or has to decode first).
+var nameByte = func() (t [256]byte) {
+	for c := 0; c < 256; c++ {
+		if b := markupLower(byte(c)); isLDH(b) || b == '_' || b == '.' {
+			t[c] = b
+		}
+	}
+	return t
+}()
+
+// parsePlainName is parseHost for a host of letters, digits, '-', '_' and
+// '.' alone whose last label does not begin with a digit (a name, not an
+// IPv4 address: every IPv4 number begins with one), in one pass that
+// lower-cases it into buf and checks its labels. done is false for any
+// other host, which parseHost reads the long way.
+func parsePlainName(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok, done bool) {
+	n, name, ok, done := readPlainName(raw, buf)
+	if n < len(raw) || !done {
+		return h, false, false
+	}
+	if ok {
+		h.kind, h.name = hostName, name
+	}
+	return h, ok, true
+}
+
+// readPlainName reads as parsePlainName the run of letters, digits, '-',
+// '_' and '.' that begins s, of n bytes, into name (in buf). done is false
+// when the run is empty, longer than buf or ends in a label that begins
+// with a digit.
+func readPlainName(s string, buf *[maxHostBytes]byte) (n int, name []byte, ok, done bool) {
+	start, long := 0, false // the label being read; a label empty or over 63 characters
+	for ; n < len(s); n++ {
+		c := nameByte[s[n]]
+		if c == 0 {
+			break
+		}
+		if n == len(buf) {
+			return n, nil, false, false
+		}
+		buf[n] = c
+		if c == '.' {
+			long = long || n == start || n-start > maxLabelLen
+			start = n + 1
+		}
+	}
+	if n == 0 {
+		return n, nil, false, false
+	}
+	last, size := start, n-start // the last label, one trailing dot ignored
+	if size == 0 && n > 1 {
+		for last = n - 1; last > 0 && buf[last-1] != '.'; last-- {
+		}
+		size = n - 1 - last
+	}
+	if size > 0 && isDigit(buf[last]) {
+		return n, nil, false, false
+	}
+	size = n
+	if buf[n-1] == '.' {
+		size--
+	}
+	if long || n-start > maxLabelLen || size == 0 || size > maxHostnameLen {
+		return n, nil, false, true
+	}
+	return n, buf[:n], true, true
 }
 
 // validHostName checks the DNS limits of a lower-case name: labels of 1-63

@@ -24,6 +24,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -180,6 +181,16 @@ func (g *urlSafety) judge(u string) urlWhy {
 	if w := urlCharacters(u); w != urlSafe {
 		return w
 	}
+	var buf [maxHostBytes]byte
+	if name, ok, done := g.plainHost(u, &buf); done {
+		switch {
+		case !ok:
+			return whyBadHost
+		case g.internalName(name):
+			return whyInternalName
+		}
+		return urlSafe
+	}
 	colon, auth, userinfo, ok := urlAuthority(u)
 	if !ok {
 		return whyNotAbsolute
@@ -195,7 +206,6 @@ func (g *urlSafety) judge(u string) urlWhy {
 	if !ok {
 		return whyBadHost
 	}
-	var buf [maxHostBytes]byte
 	h, ok := parseHost(host, &buf)
 	switch {
 	case !ok:
@@ -215,6 +225,27 @@ func (g *urlSafety) judge(u string) urlWhy {
 		return whyInternalName
 	}
 	return urlSafe
+}
+
+// plainHost is judge's reading of the scheme, the authority and the host
+// for the usual URL: "https://" (or "http://" with allowHttp) as written,
+// then a host of letters, digits, '-', '_' and '.' that ends the authority
+// ('/', '?', '#' or the end follow it: no userinfo, no port) and reads as
+// a name (parsePlainName), returned lower-cased in buf. done is false for
+// any other URL, which judge reads the long way.
+func (g *urlSafety) plainHost(u string, buf *[maxHostBytes]byte) (name []byte, ok, done bool) {
+	rest, https := strings.CutPrefix(u, "https://")
+	if !https {
+		var http bool
+		if rest, http = strings.CutPrefix(u, "http://"); !http || !g.allowHTTP {
+			return nil, false, false
+		}
+	}
+	n, name, ok, done := readPlainName(rest, buf)
+	if n < len(rest) && rest[n] != '/' && rest[n] != '?' && rest[n] != '#' {
+		return nil, false, false
+	}
+	return name, ok, done
 }
 
 // urlCharacters reports a control character (C0, DEL, C1), else a space
@@ -275,6 +306,15 @@ var internalDomains = [...]string{
 	"nip.io", "sslip.io", "xip.io", "localtest.me", "lvh.me",
 }
 
+// internalLastByte tells the last bytes of internalDomains: a name that
+// ends otherwise is under none of them.
+var internalLastByte = func() (t [256]bool) {
+	for _, d := range internalDomains {
+		t[d[len(d)-1]] = true
+	}
+	return t
+}()
+
 // internalName reports whether a lower-case host name (one trailing dot
 // allowed) is internal: one of internalDomains or under one, a single label
 // (resolved through the resolver's search list, such as Kubernetes'
@@ -286,9 +326,11 @@ func (g *urlSafety) internalName(name []byte) bool {
 	if bytes.IndexByte(name, '.') < 0 {
 		return true
 	}
-	for _, d := range internalDomains {
-		if hostUnder(name, d) {
-			return true
+	if internalLastByte[name[len(name)-1]] {
+		for _, d := range internalDomains {
+			if hostUnder(name, d) {
+				return true
+			}
 		}
 	}
 	if g.internal.len() == 0 {

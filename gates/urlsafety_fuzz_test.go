@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"math/rand/v2"
 	"net/netip"
 	"strings"
 	"testing"
@@ -143,4 +144,70 @@ func plainDottedQuad(s string) bool {
 		}
 	}
 	return true
+}
+
+// urlDiffSeeds are URLs and hosts the differential fuzz starts from: every
+// branch of the authority and host readings (userinfo before and after a
+// '\', ports, percent escapes, upper case, non-ASCII, trailing dots, labels
+// and names at their limits, hosts that end in a number, internal names).
+var urlDiffSeeds = []string{
+	"https://win.dsp-one.com/win?id=b1&p=${AUCTION_PRICE}", "https://bill.dsp-two.com/b?id=b3", "https://WIN.Example.COM./x",
+	"HTTPS://a.b.c:443/", "https://a.com:65536/", "https://a.com:/", "https://a.com\\@10.0.0.1/", "https://u@a.com/",
+	"https://a.com?x@y", "https://a.com#@", "https:\\\\a.com\\x", "https:a.com", "http://a.com/", "ftp://a.com/",
+	"https://localhost/", "https://x.localhost./", "https://svc/", "https://a.b.svc/", "https://127.0.0.1.nip.io/",
+	"https://a_b.example.com/", "https://%41.example.com/", "https://%2e.com/", "https://a..com/", "https://.a.com/",
+	"https://a.com../", "https://1.2.3.4/", "https://1.2.3.4./", "https://a.0x7f/", "https://a.0x/", "https://a.08/",
+	"https://ｌｏｃａｌｈｏｓｔ/", "https://bücher.de/", "https://[::1]/", "https://[fe80::1%25eth0]/", "https://a b.com/",
+	"https://" + strings.Repeat("a", 63) + ".com/", "https://" + strings.Repeat("a", 64) + ".com/",
+	"https://" + strings.Repeat("abcdefgh.", 28) + "com/", "https://" + strings.Repeat("a.", 126) + "b/",
+	"https://corp.exchange.net/", "https://x.corp.exchange.net/", "https://xcorp.exchange.net/", "https://exchange.net/",
+	"https://a.b-.c/", "https://-a.com/", "https://a.com$/", "https://${AUCTION_AD_ID}.com/", "https://a.com@/",
+}
+
+// FuzzURLSafetyDifferential holds judge equal to the reading before its
+// one-pass fast paths (judgeBefore), on the input as a URL and as a host,
+// with and without allowHttp and extraInternalNames.
+func FuzzURLSafetyDifferential(f *testing.F) {
+	for _, s := range urlDiffSeeds {
+		f.Add(s)
+	}
+	gs := []*urlSafety{
+		{maxURL: defaultMaxURLBytes, internal: newDomainSet(nil)},
+		{allowHTTP: true, maxURL: 64, internal: newDomainSet([]string{"corp.exchange.net", "com"})},
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, u := range []string{s, "https://" + s + "/", "https://" + s, "http://" + s + "?q"} {
+			for _, g := range gs {
+				if got, want := g.judge(u), judgeBefore(g, u); got != want {
+					t.Fatalf("%q (allowHttp %v): judge %q, before %q", u, g.allowHTTP, urlWhyText[got], urlWhyText[want])
+				}
+			}
+		}
+	})
+}
+
+func TestURLSafetyAgreesWithBefore(t *testing.T) {
+	gs := []*urlSafety{
+		{maxURL: defaultMaxURLBytes, internal: newDomainSet(nil)},
+		{allowHTTP: true, maxURL: 64, internal: newDomainSet([]string{"corp.exchange.net", "com"})},
+	}
+	alphabet := "aZ09-_.%2e@\\/:?#[]xé${} \t"
+	rng := rand.New(rand.NewPCG(1, 2))
+	check := func(u string) {
+		for _, g := range gs {
+			require.Equal(t, urlWhyText[judgeBefore(g, u)], urlWhyText[g.judge(u)], "%q", u)
+		}
+	}
+	for _, s := range urlDiffSeeds {
+		check(s)
+	}
+	var b strings.Builder
+	for range 20000 {
+		b.Reset()
+		b.WriteString([]string{"https://", "http://", "HTTPS:\\\\", "https:"}[rng.IntN(4)])
+		for range rng.IntN(24) {
+			b.WriteString(string([]rune(alphabet)[rng.IntN(len([]rune(alphabet)))]))
+		}
+		check(b.String())
+	}
 }
