@@ -82,24 +82,34 @@ func hasPrefixFold(b []byte, p string) bool {
 func (a *analysis) readTokens(b []byte, depth int) {
 	t := getTokenizer(b)
 	defer putTokenizer(t)
-	if tags, _, ok := scanTags(t.tags[:0], b); ok {
+	// Plain markup's tags are split as the scan reads them; others are
+	// split again, or read by the tokenizer, one by one (tagOf).
+	plain := plainMarkup(b)
+	var attrs *[]attrSpan
+	if plain {
+		attrs = &t.attrs
+	}
+	if tags, _, ok := scanTagsAttrs(t.tags[:0], attrs, b); ok {
 		t.tags = tags
-		a.readScanned(t, b, depth)
+		a.readScanned(t, b, plain, depth)
 		return
 	}
 	a.readTokenizer(t, depth)
 }
 
 // readScanned reads the tags scanTags found in b, as readTokenizer reads
-// the tokenizer's.
-func (a *analysis) readScanned(t *tokenizer, b []byte, depth int) {
+// the tokenizer's; plain: b is plainMarkup, its tags' attributes recorded.
+func (a *analysis) readScanned(t *tokenizer, b []byte, plain bool, depth int) {
 	n := html.Node{Type: html.ElementNode}
-	plain := plainMarkup(b)
 	for _, sp := range t.tags {
 		if a.done() {
 			return
 		}
-		n.Data, n.Attr = t.tagOf(b[sp.tag0:sp.tag1], plain)
+		if plain {
+			n.Data, n.Attr = t.scannedTag(b, sp)
+		} else {
+			n.Data, n.Attr = t.tagOf(b[sp.tag0:sp.tag1], false)
+		}
 		var content []byte
 		if n.Data == "script" || n.Data == "style" {
 			content = rawText(b[sp.text0:sp.text1], &t.content)
