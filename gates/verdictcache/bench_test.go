@@ -173,3 +173,19 @@ func BenchmarkMiss(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkSum is the digest alone, on creatives of the sizes the load
+// harness's bidder writes (300-500 bytes) and larger.
+func BenchmarkSum(b *testing.B) {
+	for _, size := range []int{300, 2 << 10, 20 << 10} {
+		b.Run(strconv.Itoa(size)+"B", func(b *testing.B) {
+			h := NewHasher()
+			adm := creative(size)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				h.Sum(1, adm)
+			}
+		})
+	}
+}
