@@ -267,6 +267,9 @@ func (a *analysis) secureAttr(n *html.Node, name, key string, at html.Attribute,
 
 const htmlSpace = " \t\n\f\r"
 
+// isHTMLSpace reports a byte of htmlSpace.
+func isHTMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
 // attr is the value of the attribute key (lower case) of n, "" when absent.
 func attr(n *html.Node, key string) string {
 	for _, at := range n.Attr {
@@ -334,8 +337,13 @@ func isURLAttr(key string) bool {
 // inside a start tag, to the tokenizer (scanTags tells, else the tokenizer
 // itself).
 func cutInTag(b []byte) bool {
-	t := bytes.TrimRight(b, htmlSpace)
-	if len(t) == 0 || t[len(t)-1] == '>' || bytes.IndexByte(b, '<') < 0 {
+	// The last byte that is no HTML space (bytes.TrimRight, without
+	// building its byte set on every call).
+	last := len(b) - 1
+	for last >= 0 && isHTMLSpace(b[last]) {
+		last--
+	}
+	if last < 0 || b[last] == '>' || bytes.IndexByte(b, '<') < 0 {
 		return false
 	}
 	tz := getTokenizer(b)

@@ -124,7 +124,7 @@ func readsAttr(key []byte) bool {
 	case "http-equiv", "type", "language", "srcdoc", "style", "srcset", "imagesrcset":
 		return true
 	}
-	return isURLAttr(string(key))
+	return isURLAttr(viewString(key))
 }
 
 // tag reads the current start tag: its lower-case name and the attributes
@@ -368,11 +368,12 @@ func skipTagSpace(b []byte, i int) int {
 // appendLower appends b with ASCII capitals lower-cased (the tokenizer's
 // lower-casing of names and keys).
 func appendLower(dst, b []byte) []byte {
-	for _, c := range b {
+	n := len(dst)
+	dst = append(dst, b...)
+	for i, c := range dst[n:] {
 		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+			dst[n+i] = c + 'a' - 'A'
 		}
-		dst = append(dst, c)
 	}
 	return dst
 }
