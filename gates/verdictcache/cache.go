@@ -27,11 +27,8 @@ type Cache[V any] struct {
 }
 
 type shard[V any] struct {
-	mu sync.Mutex
-	// Bucket i is heads[i] and slots[i]: the heads, a sixteenth of the
-	// memory, apart, so that a miss reads a head only.
-	heads []head
-	slots []slots[V]
+	mu      sync.Mutex
+	buckets []bucket[V]
 
 	entries   atomic.Int64 // written under mu
 	hits      atomic.Uint64
@@ -40,37 +37,23 @@ type shard[V any] struct {
 	_         [64]byte // keeps neighbouring shards' hot fields apart
 }
 
-// A bucket holds up to ways entries: its head says which ways hold one
-// and what their tags are, its slots hold their keys and values. Bit i of
-// used says way i holds an entry, bit i of ref that it was read since the
-// CLOCK hand last passed it. tags[i] is tagOf(keys[i]): a lookup compares
-// the keys of matching tags only, so that one of a key the bucket does not
-// hold (most lookups of a cache of distinct creatives) reads its head and
-// no key. The heads are an array of their own, 16 bytes each, four to a
-// cache line: a sixteenth of a cache of 2-byte verdicts, they stay in the
-// processor's caches where the whole would not.
-type head struct {
+// bucket holds up to ways entries. Bit i of used says way i holds an entry,
+// bit i of ref that it was read since the CLOCK hand last passed it. tags[i]
+// is tagOf(keys[i]): a lookup compares the keys of matching tags only, so
+// that one of a key the bucket does not hold (most lookups of a cache of
+// distinct creatives) reads the bucket's first bytes and no key.
+type bucket[V any] struct {
 	used, ref, hand uint8
 	tags            [ways]uint8
-	_               [16 - 3 - ways]uint8
-}
-
-type slots[V any] struct {
-	keys [ways]Key
-	vals [ways]V
-}
-
-// bucket is a view of bucket i of a shard.
-type bucket[V any] struct {
-	*head
-	*slots[V]
+	keys            [ways]Key
+	vals            [ways]V
 }
 
 // tagOf is a byte of k that picks neither its shard nor its buckets.
 func tagOf(k Key) uint8 { return uint8(k.Hi >> 56) }
 
 // set stores k and v in way i.
-func (b bucket[V]) set(i int, k Key, v V) {
+func (b *bucket[V]) set(i int, k Key, v V) {
 	b.tags[i], b.keys[i], b.vals[i] = tagOf(k), k, v
 }
 
@@ -85,8 +68,7 @@ func New[V any](entries int) (*Cache[V], error) {
 	per := (total + n - 1) / n
 	c := &Cache[V]{shards: make([]shard[V], n), buckets: uint64(per)}
 	for i := range c.shards {
-		c.shards[i].heads = make([]head, per)
-		c.shards[i].slots = make([]slots[V], per)
+		c.shards[i].buckets = make([]bucket[V], per)
 	}
 	return c, nil
 }
@@ -96,8 +78,7 @@ func (c *Cache[V]) Capacity() int { return len(c.shards) * int(c.buckets) * ways
 
 // Bytes is the memory the entries take, fixed at New.
 func (c *Cache[V]) Bytes() int {
-	perBucket := int(unsafe.Sizeof(head{}) + unsafe.Sizeof(slots[V]{}))
-	return len(c.shards) * (int(c.buckets)*perBucket + int(unsafe.Sizeof(shard[V]{})))
+	return len(c.shards) * (int(c.buckets)*int(unsafe.Sizeof(bucket[V]{})) + int(unsafe.Sizeof(shard[V]{})))
 }
 
 // locate returns k's shard and its two candidate buckets there (the same
@@ -105,22 +86,17 @@ func (c *Cache[V]) Bytes() int {
 // Lo picks the shard, the high half of Lo and the low half of Hi the
 // buckets. Two choices keep buckets from overflowing while the cache as a
 // whole has room.
-func (c *Cache[V]) locate(k Key) (s *shard[V], i1, i2 uint64) {
-	s = &c.shards[(k.Lo&0xffffffff)*uint64(len(c.shards))>>32]
-	return s, (k.Lo >> 32) * c.buckets >> 32, (k.Hi & 0xffffffff) * c.buckets >> 32
+func (c *Cache[V]) locate(k Key) (*shard[V], *bucket[V], *bucket[V]) {
+	s := &c.shards[(k.Lo&0xffffffff)*uint64(len(c.shards))>>32]
+	return s, &s.buckets[(k.Lo>>32)*c.buckets>>32], &s.buckets[(k.Hi&0xffffffff)*c.buckets>>32]
 }
 
-// bucket is bucket i of s.
-func (s *shard[V]) bucket(i uint64) bucket[V] { return bucket[V]{&s.heads[i], &s.slots[i]} }
-
-// find returns the way of bucket i of s holding k, or -1: the head is read,
-// and the keys whose tags match.
-func (s *shard[V]) find(i uint64, k Key) int {
-	h := &s.heads[i]
+// find returns the way of b holding k, or -1.
+func (b *bucket[V]) find(k Key) int {
 	t := tagOf(k)
-	for m := h.used; m != 0; m &= m - 1 {
-		if w := bits.TrailingZeros8(m); h.tags[w] == t && s.slots[i].keys[w] == k {
-			return w
+	for m := b.used; m != 0; m &= m - 1 {
+		if i := bits.TrailingZeros8(m); b.tags[i] == t && b.keys[i] == k {
+			return i
 		}
 	}
 	return -1
@@ -128,11 +104,11 @@ func (s *shard[V]) find(i uint64, k Key) int {
 
 // Get returns the value stored under k, and whether there is one.
 func (c *Cache[V]) Get(k Key) (V, bool) {
-	s, i1, i2 := c.locate(k)
+	s, b1, b2 := c.locate(k)
 	s.mu.Lock()
-	b, i := i1, s.find(i1, k)
-	if i < 0 && i2 != i1 {
-		b, i = i2, s.find(i2, k)
+	b, i := b1, b1.find(k)
+	if i < 0 && b2 != b1 {
+		b, i = b2, b2.find(k)
 	}
 	if i < 0 {
 		s.mu.Unlock()
@@ -140,8 +116,8 @@ func (c *Cache[V]) Get(k Key) (V, bool) {
 		var zero V
 		return zero, false
 	}
-	s.heads[b].ref |= 1 << i
-	v := s.slots[b].vals[i]
+	b.ref |= 1 << i
+	v := b.vals[i]
 	s.mu.Unlock()
 	s.hits.Add(1)
 	return v, true
@@ -152,18 +128,17 @@ func (c *Cache[V]) Get(k Key) (V, bool) {
 // fewer entries read since the hand passed evicts the entry its CLOCK hand
 // stops at.
 func (c *Cache[V]) Put(k Key, v V) {
-	s, i1, i2 := c.locate(k)
+	s, b1, b2 := c.locate(k)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if i := s.find(i1, k); i >= 0 {
-		s.slots[i1].vals[i] = v
+	if i := b1.find(k); i >= 0 {
+		b1.vals[i] = v
 		return
 	}
-	if i := s.find(i2, k); i >= 0 {
-		s.slots[i2].vals[i] = v
+	if i := b2.find(k); i >= 0 {
+		b2.vals[i] = v
 		return
 	}
-	b1, b2 := s.bucket(i1), s.bucket(i2)
 	b := b1
 	if n1, n2 := bits.OnesCount8(b1.used), bits.OnesCount8(b2.used); n2 < n1 ||
 		n2 == n1 && bits.OnesCount8(b2.ref) < bits.OnesCount8(b1.ref) {
