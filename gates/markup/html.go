@@ -82,24 +82,34 @@ func hasPrefixFold(b []byte, p string) bool {
 func (a *analysis) readTokens(b []byte, depth int) {
 	t := getTokenizer(b)
 	defer putTokenizer(t)
-	if tags, _, ok := scanTags(t.tags[:0], b); ok {
+	// Plain markup's tags are split as the scan reads them; others are
+	// split again, or read by the tokenizer, one by one (tagOf).
+	plain := plainMarkup(b)
+	var attrs *[]attrSpan
+	if plain {
+		attrs = &t.attrs
+	}
+	if tags, _, ok := scanTagsAttrs(t.tags[:0], attrs, b); ok {
 		t.tags = tags
-		a.readScanned(t, b, depth)
+		a.readScanned(t, b, plain, depth)
 		return
 	}
 	a.readTokenizer(t, depth)
 }
 
 // readScanned reads the tags scanTags found in b, as readTokenizer reads
-// the tokenizer's.
-func (a *analysis) readScanned(t *tokenizer, b []byte, depth int) {
+// the tokenizer's; plain: b is plainMarkup, its tags' attributes recorded.
+func (a *analysis) readScanned(t *tokenizer, b []byte, plain bool, depth int) {
 	n := html.Node{Type: html.ElementNode}
-	plain := plainMarkup(b)
 	for _, sp := range t.tags {
 		if a.done() {
 			return
 		}
-		n.Data, n.Attr = t.tagOf(b[sp.tag0:sp.tag1], plain)
+		if plain {
+			n.Data, n.Attr = t.scannedTag(b, sp)
+		} else {
+			n.Data, n.Attr = t.tagOf(b[sp.tag0:sp.tag1], false)
+		}
 		var content []byte
 		if n.Data == "script" || n.Data == "style" {
 			content = rawText(b[sp.text0:sp.text1], &t.content)
@@ -257,6 +267,9 @@ func (a *analysis) secureAttr(n *html.Node, name, key string, at html.Attribute,
 
 const htmlSpace = " \t\n\f\r"
 
+// isHTMLSpace reports a byte of htmlSpace.
+func isHTMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' }
+
 // attr is the value of the attribute key (lower case) of n, "" when absent.
 func attr(n *html.Node, key string) string {
 	for _, at := range n.Attr {
@@ -324,8 +337,13 @@ func isURLAttr(key string) bool {
 // inside a start tag, to the tokenizer (scanTags tells, else the tokenizer
 // itself).
 func cutInTag(b []byte) bool {
-	t := bytes.TrimRight(b, htmlSpace)
-	if len(t) == 0 || t[len(t)-1] == '>' || bytes.IndexByte(b, '<') < 0 {
+	// The last byte that is no HTML space (bytes.TrimRight, without
+	// building its byte set on every call).
+	last := len(b) - 1
+	for last >= 0 && isHTMLSpace(b[last]) {
+		last--
+	}
+	if last < 0 || b[last] == '>' || bytes.IndexByte(b, '<') < 0 {
 		return false
 	}
 	tz := getTokenizer(b)

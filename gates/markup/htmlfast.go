@@ -15,8 +15,14 @@ import "bytes"
 // tagSpan is a start tag scanTags found: its raw bytes b[tag0:tag1] ("<"
 // to ">", as Tokenizer.Raw gives them) and, after a script or style start
 // tag, the raw bytes of its text b[text0:text1] (up to its end tag or the
-// end of b).
-type tagSpan struct{ tag0, tag1, text0, text1 int }
+// end of b). When the scan records attributes, the name is b[tag0+1:name]
+// and the attributes with a key, as written, are attrs[attr0:attr1].
+type tagSpan struct{ tag0, tag1, text0, text1, name, attr0, attr1 int }
+
+// attrSpan is an attribute of a tag: its key and value as spans of the
+// bytes that hold them (for splitTag, the key in tokenizer.lower and the
+// value in the raw tag; for scanTags, both in the document).
+type attrSpan struct{ key0, key1, val0, val1 int }
 
 // maxPooledSpans bounds the span buffer a pooled tokenizer keeps (64 KB).
 const maxPooledSpans = 2 << 10
@@ -28,6 +34,13 @@ const maxPooledSpans = 2 << 10
 // states). A start tag cut by the end of b is no token, as to the
 // tokenizer: cut reports it (the tokenizer's last Raw is that tag).
 func scanTags(dst []tagSpan, b []byte) (tags []tagSpan, cut, ok bool) {
+	return scanTagsAttrs(dst, nil, b)
+}
+
+// scanTagsAttrs is scanTags that also appends to *attrs (when not nil)
+// each start tag's attributes with a key, as its reading of the tag meets
+// them, so that the tag need not be read again to split it (scannedTag).
+func scanTagsAttrs(dst []tagSpan, attrs *[]attrSpan, b []byte) (tags []tagSpan, cut, ok bool) {
 	n := len(b)
 	for i := 0; ; {
 		j := bytes.IndexByte(b[i:], '<')
@@ -37,11 +50,18 @@ func scanTags(dst []tagSpan, b []byte) (tags []tagSpan, cut, ok bool) {
 		i += j
 		switch c := b[i+1]; {
 		case isASCIILetter(c):
-			name, end := tagEnd(b, i+1)
+			a0 := 0
+			if attrs != nil {
+				a0 = len(*attrs)
+			}
+			name, end := tagEnd(b, i+1, attrs)
 			if end < 0 {
 				return dst, true, true
 			}
-			sp := tagSpan{tag0: i, tag1: end}
+			sp := tagSpan{tag0: i, tag1: end, name: name, attr0: a0, attr1: a0}
+			if attrs != nil {
+				sp.attr1 = len(*attrs)
+			}
 			i = end
 			raw := rawTextElement(b[sp.tag0+1 : name])
 			switch raw {
@@ -67,7 +87,7 @@ func scanTags(dst []tagSpan, b []byte) (tags []tagSpan, cut, ok bool) {
 			case b[i+2] == '>':
 				i += 3
 			case isASCIILetter(b[i+2]):
-				if _, i = tagEnd(b, i+2); i < 0 {
+				if _, i = tagEnd(b, i+2, nil); i < 0 {
 					return dst, false, true
 				}
 			default:
@@ -111,8 +131,9 @@ func closeAngle(b []byte, i int) int {
 // first): the name runs to white space, '/' or '>'; then each attribute is
 // a key up to '=', white space, '/' or '>' (a leading '=' is part of it),
 // optionally '=' and a value, quoted or up to white space or '>'; a '/'
-// where a key would start is skipped.
-func tagEnd(b []byte, i int) (name, end int) {
+// where a key would start is skipped. Each attribute with a key is
+// appended to *attrs when attrs is not nil.
+func tagEnd(b []byte, i int, attrs *[]attrSpan) (name, end int) {
 	n := len(b)
 	for i < n && tagClass[b[i]]&endsName == 0 {
 		i++
@@ -125,12 +146,15 @@ func tagEnd(b []byte, i int) (name, end int) {
 		if b[i] == '>' {
 			return name, i + 1
 		}
+		k0 := i
 		if b[i] == '=' {
 			i++
 		}
 		for i < n && tagClass[b[i]]&endsKey == 0 {
 			i++
 		}
+		k1 := i
+		v0, v1 := i, i
 		if i = skipTagSpace(b, i); i >= n {
 			return name, -1
 		}
@@ -148,12 +172,18 @@ func tagEnd(b []byte, i int) (name, end int) {
 				if j < 0 {
 					return name, -1
 				}
+				v0, v1 = i+1, i+1+j
 				i += j + 2
 			default:
+				v0 = i
 				for i < n && tagClass[b[i]]&endsValue == 0 {
 					i++
 				}
+				v1 = i
 			}
+		}
+		if attrs != nil && k1 > k0 {
+			*attrs = append(*attrs, attrSpan{k0, k1, v0, v1})
 		}
 	}
 }

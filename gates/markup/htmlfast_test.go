@@ -2,6 +2,7 @@ package markup
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -82,6 +83,7 @@ func sameTokenReading(t *testing.T, doc []byte) bool {
 	}
 	require.Equal(t, ref, fast, "%q", doc)
 	require.Equal(t, tokenizerCut(html.NewTokenizer(bytes.NewReader(doc))), cut, "cut: %q", doc)
+	sameScannedTags(t, doc)
 	for _, m := range []struct{ judge, secure bool }{{true, false}, {false, true}, {true, true}} {
 		run := func(read func(a *analysis)) (r tokenResult) {
 			a := newAnalysis(DefaultLimits, m.judge, m.secure)
@@ -99,6 +101,29 @@ func sameTokenReading(t *testing.T, doc []byte) bool {
 		require.Equal(t, want, got, "%+v %q", m, doc)
 	}
 	return true
+}
+
+// sameScannedTags fails when a tag of plain markup doc, split by
+// scannedTag from the attributes scanTagsAttrs recorded, differs from the
+// same tag read on its own by tagOf (splitPlainTag, or the tokenizer).
+func sameScannedTags(t *testing.T, doc []byte) {
+	t.Helper()
+	if !plainMarkup(doc) {
+		return
+	}
+	scan, ref := getTokenizer(doc), getTokenizer(nil)
+	defer putTokenizer(scan)
+	defer putTokenizer(ref)
+	tags, _, ok := scanTagsAttrs(nil, &scan.attrs, doc)
+	if !ok {
+		return
+	}
+	for _, sp := range tags {
+		name, attrs := scan.scannedTag(doc, sp)
+		got := fmt.Sprintf("%q %q", name, attrs)
+		name, attrs = ref.tagOf(doc[sp.tag0:sp.tag1], true)
+		require.Equal(t, fmt.Sprintf("%q %q", name, attrs), got, "tag %q of %q", doc[sp.tag0:sp.tag1], doc)
+	}
 }
 
 // htmlFastDocs are documents at every turn of the scan: tags cut by the

@@ -28,8 +28,10 @@ type tokenizer struct {
 	// keys lower-cased into lower, the spans of each attribute kept.
 	lower []byte
 	spans []attrSpan
-	// tags are the start tags scanTags found in the document.
-	tags []tagSpan
+	// tags are the start tags scanTags found in the document, attrs their
+	// attributes when it recorded them.
+	tags  []tagSpan
+	attrs []attrSpan
 }
 
 var tokenizers = sync.Pool{New: func() any {
@@ -64,6 +66,10 @@ func putTokenizer(t *tokenizer) {
 		t.tags = nil
 	}
 	t.tags = t.tags[:0]
+	if cap(t.attrs) > maxPooledSpans {
+		t.attrs = nil
+	}
+	t.attrs = t.attrs[:0]
 	if cap(t.content) > maxPooledContent {
 		t.content = nil
 	}
@@ -118,7 +124,7 @@ func readsAttr(key []byte) bool {
 	case "http-equiv", "type", "language", "srcdoc", "style", "srcset", "imagesrcset":
 		return true
 	}
-	return isURLAttr(string(key))
+	return isURLAttr(viewString(key))
 }
 
 // tag reads the current start tag: its lower-case name and the attributes
@@ -128,7 +134,7 @@ func readsAttr(key []byte) bool {
 // letters lower-cased), else through TagName and TagAttr, which copy
 // every name, key and value.
 //
-// The values of a split tag, and a name that is no atom, view the
+// The values and keys of a split tag, and a name that is no atom, view the
 // tokenizer's buffers: they are valid until the next call of t.z.Next or
 // t.splitTag (own copies the values; script and style are atoms), and
 // whatever keeps one past that copies it (element and what it calls keep
@@ -143,7 +149,9 @@ func (t *tokenizer) tag() (string, []html.Attribute) {
 }
 
 // tagOf is tag for raw, a whole start tag as scanTags finds it (plain:
-// found in plainMarkup): the values of a split tag view raw; a tag
+// found in plainMarkup): the values of a split tag view raw, its name and
+// keys view t.lower (no atom lookup: nothing reads them past the next
+// tagOf, and a nested reading takes a tokenizer of its own); a tag
 // splitTag cannot split is read by the tokenizer alone (restarted on raw,
 // it reads the tag as it does inside its document: a start tag's token
 // depends on its bytes only).
@@ -153,7 +161,7 @@ func (t *tokenizer) tagOf(raw []byte, plain bool) (string, []html.Attribute) {
 		split = t.splitPlainTag
 	}
 	if name, ok := split(raw); ok {
-		return tagName(name), t.splitAttrs(raw)
+		return viewString(name), t.splitAttrs(raw)
 	}
 	t.reset(raw)
 	t.z.Next()
@@ -161,19 +169,60 @@ func (t *tokenizer) tagOf(raw []byte, plain bool) (string, []html.Attribute) {
 	return tagName(name), t.readAttrs(more)
 }
 
+// scannedTag is tagOf for the start tag sp of b, plain markup that
+// scanTagsAttrs read with its attributes: split as splitPlainTag splits
+// it, from the spans the scan recorded instead of the tag's bytes read
+// again (the values view b). A tag with more than maxSplitAttrs keys goes
+// to tagOf, and so to the tokenizer.
+func (t *tokenizer) scannedTag(b []byte, sp tagSpan) (string, []html.Attribute) {
+	lower := appendLower(t.lower[:0], b[sp.tag0+1:sp.name])
+	nameEnd := len(lower)
+	t.spans = t.spans[:0]
+	for _, at := range t.attrs[sp.attr0:sp.attr1] {
+		key0 := len(lower)
+		lower = appendLower(lower, b[at.key0:at.key1])
+		if t.seenKey(lower, key0) {
+			lower = lower[:key0]
+			continue
+		}
+		if len(t.spans) == maxSplitAttrs {
+			t.lower = lower
+			return t.tagOf(b[sp.tag0:sp.tag1], true)
+		}
+		t.spans = append(t.spans, attrSpan{key0, len(lower), at.val0, at.val1})
+	}
+	t.lower = lower
+	return viewString(lower[:nameEnd]), t.splitAttrs(b)
+}
+
+// seenKey reports whether the key lower[key0:] is one of t.spans' (a
+// repeated attribute, which the tokenizer drops).
+func (t *tokenizer) seenKey(lower []byte, key0 int) bool {
+	key := lower[key0:]
+	for _, sp := range t.spans {
+		if string(lower[sp.key0:sp.key1]) == string(key) {
+			return true
+		}
+	}
+	return false
+}
+
 // splitAttrs are the attributes of raw split by splitTag that element
-// reads (readsAttr), their values viewing raw.
+// reads (readsAttr), their keys viewing t.lower and their values raw.
 func (t *tokenizer) splitAttrs(raw []byte) []html.Attribute {
 	t.attr = t.attr[:0]
 	for _, sp := range t.spans {
 		key := t.lower[sp.key0:sp.key1]
 		if readsAttr(key) {
-			val := raw[sp.val0:sp.val1]
-			t.attr = append(t.attr, html.Attribute{Key: atom.String(key), Val: unsafe.String(unsafe.SliceData(val), len(val))})
+			t.attr = append(t.attr, html.Attribute{Key: viewString(key), Val: viewString(raw[sp.val0:sp.val1])})
 		}
 	}
 	return t.attr
 }
+
+// viewString views b as a string without copying: b must not change while
+// the string is read.
+func viewString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // own copies the attribute values of the current tag out of the
 // tokenizer's buffer, which reading further may overwrite.
@@ -182,10 +231,6 @@ func (t *tokenizer) own() {
 		t.attr[i].Val = strings.Clone(t.attr[i].Val)
 	}
 }
-
-// attrSpan is an attribute of a tag split by splitTag: its key in
-// tokenizer.lower, its value in the raw tag.
-type attrSpan struct{ key0, key1, val0, val1 int }
 
 // maxSplitAttrs bounds the attributes splitTag takes (it finds repeated
 // keys by comparing each with those before): a tag with more is read
@@ -276,15 +321,7 @@ func (t *tokenizer) splitPlainTag(raw []byte) ([]byte, bool) {
 		if k1 > k0 {
 			key0 := len(lower)
 			lower = appendLower(lower, raw[k0:k1])
-			key := lower[key0:]
-			seen := false
-			for _, sp := range t.spans {
-				if string(lower[sp.key0:sp.key1]) == string(key) {
-					seen = true
-					break
-				}
-			}
-			if seen {
+			if t.seenKey(lower, key0) {
 				lower = lower[:key0]
 			} else {
 				if len(t.spans) == maxSplitAttrs {
@@ -331,11 +368,12 @@ func skipTagSpace(b []byte, i int) int {
 // appendLower appends b with ASCII capitals lower-cased (the tokenizer's
 // lower-casing of names and keys).
 func appendLower(dst, b []byte) []byte {
-	for _, c := range b {
+	n := len(dst)
+	dst = append(dst, b...)
+	for i, c := range dst[n:] {
 		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
+			dst[n+i] = c + 'a' - 'A'
 		}
-		dst = append(dst, c)
 	}
 	return dst
 }

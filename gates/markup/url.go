@@ -83,6 +83,16 @@ var urlNewlines = strings.NewReplacer("\t", "", "\n", "", "\r", "")
 // javascriptURL returns the script a javascript: URL runs: what follows the
 // scheme, percent-decoded as the browser does before running it.
 func javascriptURL(u string) ([]byte, bool) {
+	// schemeIs finds what cleaning and comparing find, without reading the
+	// whole URL three times (most URLs are not javascript: URLs).
+	if !schemeIs(u, "javascript:") {
+		return nil, false
+	}
+	return cleanJavascriptURL(u)
+}
+
+// cleanJavascriptURL is javascriptURL read from the cleaned URL.
+func cleanJavascriptURL(u string) ([]byte, bool) {
 	u = cleanURL(u)
 	if len(u) < len("javascript:") || !strings.EqualFold(u[:len("javascript:")], "javascript:") {
 		return nil, false
@@ -93,6 +103,14 @@ func javascriptURL(u string) ([]byte, bool) {
 // dataDocument returns the document a data: URL holds when a frame would
 // render it as HTML or SVG (any other type shows no script).
 func dataDocument(u string) ([]byte, bool) {
+	if !schemeIs(u, "data:") { // as in javascriptURL
+		return nil, false
+	}
+	return cleanDataDocument(u)
+}
+
+// cleanDataDocument is dataDocument read from the cleaned URL.
+func cleanDataDocument(u string) ([]byte, bool) {
 	u = cleanURL(u)
 	if len(u) < 5 || !strings.EqualFold(u[:5], "data:") {
 		return nil, false

@@ -301,11 +301,73 @@ var vastSpellings = func() map[string]vastSpelling {
 	return m
 }()
 
+// spellingTable is vastSpellings as an open-addressed table, looked up
+// without the map's hashing of the whole name (a map access was a sixth
+// of reading a typical VAST document): slots holds, at spellingSlot(k) or
+// the first slot after it not taken, the index in entries plus one of
+// spelling k; 0 ends a probe.
+type spellingTable struct {
+	slots   [spellingSlots]uint8
+	entries []spellingEntry
+}
+
+type spellingEntry struct {
+	key string
+	sp  vastSpelling
+}
+
+// spellingSlots is a power of two over four times the spellings (about
+// 140): probes are short, the slots 512 bytes.
+const (
+	spellingBits  = 9
+	spellingSlots = 1 << spellingBits
+)
+
+// spellingSlot hashes a name's length and three of its bytes: the first,
+// the middle and the last.
+func spellingSlot(k string) uint32 {
+	n := uint32(len(k))
+	if n == 0 {
+		return 0
+	}
+	x := (n | uint32(k[0])<<8 | uint32(k[n/2])<<16 | uint32(k[n-1])<<24) * 0x9e3779b1
+	return x >> (32 - spellingBits)
+}
+
+var spellings = func() *spellingTable {
+	t := &spellingTable{}
+	for k, sp := range vastSpellings {
+		if len(t.entries) == 255 {
+			panic("markup: too many VAST spellings for the table") // unreachable: about 140
+		}
+		t.entries = append(t.entries, spellingEntry{k, sp})
+		i := spellingSlot(k)
+		for t.slots[i] != 0 {
+			i = (i + 1) & (spellingSlots - 1)
+		}
+		t.slots[i] = uint8(len(t.entries))
+	}
+	return t
+}()
+
+// lookup is vastSpellings[k].
+func (t *spellingTable) lookup(k string) (vastSpelling, bool) {
+	for i := spellingSlot(k); ; i = (i + 1) & (spellingSlots - 1) {
+		e := t.slots[i]
+		if e == 0 {
+			return vastSpelling{}, false
+		}
+		if en := &t.entries[e-1]; en.key == k {
+			return en.sp, true
+		}
+	}
+}
+
 // readName is vastName for an ASCII local name, and whether the element
 // is read; without allocating (the lower-case name of an element not read
 // is not needed).
 func readName(local string) (string, bool) {
-	if sp, ok := vastSpellings[local]; ok {
+	if sp, ok := spellings.lookup(local); ok {
 		return sp.name, sp.read
 	}
 	var buf [32]byte
@@ -320,7 +382,7 @@ func readName(local string) (string, bool) {
 		}
 		lower[i] = c
 	}
-	if sp, ok := vastSpellings[string(lower)]; ok && sp.read {
+	if sp, ok := spellings.lookup(string(lower)); ok && sp.read {
 		return sp.name, true
 	}
 	return "", false

@@ -173,3 +173,43 @@ func BenchmarkMiss(b *testing.B) {
 		i++
 	}
 }
+
+// BenchmarkMissPut is what the markup gates do with a distinct creative:
+// a Get that misses, then a Put of its verdict (evicting, the cache full),
+// on a cache of their size.
+func BenchmarkMissPut(b *testing.B) {
+	h := NewHasher()
+	c, _ := New[verdict](1 << 17)
+	for i := range 1 << 18 {
+		c.Put(h.Sum(1, []byte(strconv.Itoa(i))), verdict{})
+	}
+	keys := make([]Key, 1<<20)
+	for i := range keys {
+		keys[i] = h.Sum(2, []byte(strconv.Itoa(i)))
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		k := keys[i&(1<<20-1)]
+		if _, ok := c.Get(k); !ok {
+			c.Put(k, verdict{Reason: 1})
+		}
+		i++
+	}
+}
+
+// BenchmarkSum is the digest alone, on creatives of the sizes the load
+// harness's bidder writes (300-500 bytes) and larger.
+func BenchmarkSum(b *testing.B) {
+	for _, size := range []int{300, 2 << 10, 20 << 10} {
+		b.Run(strconv.Itoa(size)+"B", func(b *testing.B) {
+			h := NewHasher()
+			adm := creative(size)
+			b.SetBytes(int64(size))
+			b.ReportAllocs()
+			for b.Loop() {
+				h.Sum(1, adm)
+			}
+		})
+	}
+}

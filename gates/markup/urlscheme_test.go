@@ -1,0 +1,52 @@
+package markup
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// sameURLSchemes fails when the schemeIs shortcut changes what
+// javascriptURL or dataDocument give for u: what they give reading the
+// cleaned URL, the reference.
+func sameURLSchemes(t *testing.T, u string) {
+	t.Helper()
+	code, ok := javascriptURL(u)
+	wantCode, wantOK := cleanJavascriptURL(u)
+	require.Equal(t, wantOK, ok, "%q", u)
+	require.Equal(t, string(wantCode), string(code), "%q", u)
+	doc, ok := dataDocument(u)
+	wantDoc, wantOK := cleanDataDocument(u)
+	require.Equal(t, wantOK, ok, "%q", u)
+	require.Equal(t, string(wantDoc), string(doc), "%q", u)
+}
+
+// urlSchemeSpellings are the two schemes spelt every way the URL parser
+// reads alike or nearly: case, Unicode folds (ſ, K), controls, spaces,
+// tab, CR and LF around and inside, cut short.
+func urlSchemeSpellings() []string {
+	var out []string
+	for _, base := range []string{"javascript:a()", "data:text/html,<script>a()</script>", "JavaScript:a()", "DATA:text/html;base64,PHA+", "https://x.example/"} {
+		out = append(out, base, strings.ToUpper(base), "javaſcript:a()", "\u212aavascript:a()", "dat\u0430:text/html,x")
+		for i := 0; i <= len(base); i++ {
+			for _, ins := range []string{"\t", "\n", "\r", " ", "\x00", "\x01", "\x7f", "\u00a0", "%", "&"} {
+				out = append(out, base[:i]+ins+base[i:], base[:i], ins+base[:i]+ins)
+			}
+		}
+	}
+	return out
+}
+
+func TestURLSchemeShortcut(t *testing.T) {
+	for _, u := range append(urlSchemeSpellings(), testStrings(t)...) {
+		sameURLSchemes(t, u)
+	}
+}
+
+func FuzzURLSchemeShortcut(f *testing.F) {
+	for _, u := range urlSchemeSpellings() {
+		f.Add(u)
+	}
+	f.Fuzz(func(t *testing.T, u string) { sameURLSchemes(t, u) })
+}
