@@ -65,7 +65,7 @@ func neutralise(s string) string {
 //   - scanning never panics, in every mode, and is deterministic;
 //   - upgrading: the input neutralised (see neutralise) never flags;
 //   - inserting: in each slot of a realistic creative, "https://" followed by
-//     the input (kept inside the slot) never flags, and "http://" followed by
+//     the input (kept inside the slot, and valid UTF-8 in VAST) never flags, and "http://" followed by
 //     the same always flags.
 func FuzzSecureMarkup(f *testing.F) {
 	for _, s := range []string{
@@ -97,6 +97,12 @@ func FuzzSecureMarkup(f *testing.F) {
 			x := s
 			for _, c := range slot.drop {
 				x = strings.ReplaceAll(x, string(c), "")
+			}
+			if slot.reading == markup.VAST {
+				// XML is UTF-8: a VAST document that is not is unreadable,
+				// and an unreadable document is insecure (fail closed),
+				// whatever its URLs.
+				x = strings.ToValidUTF8(x, "")
 			}
 			if adm := slot.fill("https://" + x); insecure(adm, slot.reading) {
 				t.Fatalf("%s: https URL flagged:\n%s", slot.name, adm)
