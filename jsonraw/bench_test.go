@@ -55,3 +55,29 @@ func BenchmarkValidateTokens(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkUnescapeValid unescapes the typical response's strings that
+// hold escapes (its creatives' markup).
+func BenchmarkUnescapeValid(b *testing.B) {
+	data := typical(b, "response")
+	var bodies [][]byte
+	var toks []Token
+	_, err := ValidateTokens(data, &toks)
+	require.NoError(b, err)
+	n := 0
+	for _, t := range toks {
+		if t.Kind == TokString && t.Escaped {
+			bodies = append(bodies, data[t.Off+1:t.End-1])
+			n += int(t.End - t.Off - 2)
+		}
+	}
+	buf := make([]byte, 0, n)
+	b.ReportAllocs()
+	b.SetBytes(int64(n))
+	for b.Loop() {
+		buf = buf[:0]
+		for _, s := range bodies {
+			buf = UnescapeValid(buf, s)
+		}
+	}
+}
