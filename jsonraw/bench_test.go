@@ -1,16 +1,27 @@
 package jsonraw
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
+// typical reads a typical document; name-compact is it without
+// whitespace, as exchanges and bidders send it.
 func typical(tb testing.TB, name string) []byte {
 	tb.Helper()
-	data, err := os.ReadFile("testdata/typical-" + name + ".json")
+	base, compact := strings.CutSuffix(name, "-compact")
+	data, err := os.ReadFile("testdata/typical-" + base + ".json")
 	require.NoError(tb, err)
+	if compact {
+		var buf bytes.Buffer
+		require.NoError(tb, json.Compact(&buf, data))
+		data = buf.Bytes()
+	}
 	return data
 }
 
@@ -40,7 +51,7 @@ func BenchmarkLookup(b *testing.B) {
 }
 
 func BenchmarkValidateTokens(b *testing.B) {
-	for _, name := range []string{"request", "response"} {
+	for _, name := range []string{"request", "response", "request-compact", "response-compact"} {
 		b.Run(name, func(b *testing.B) {
 			data := typical(b, name)
 			var toks []Token
