@@ -34,6 +34,7 @@ package engine
 // escapes (a creative's markup) and storing into the arena.
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sort"
@@ -245,15 +246,31 @@ func (d *decoder) integer(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 	}
 	start := j
 	var n uint64
+	if digits := int(t.End) - j; digits <= 8 && j <= len(data)-8 {
+		// The usual integer: its up to eight bytes read at once.
+		// Out of range, it is the loop's to build the error.
+		if n, ok := eightDigits(binary.LittleEndian.Uint64(data[j:]), digits); ok && storeInt(p, ptr, n, neg) {
+			return k + 1, nil
+		}
+	}
 	for ; j < len(data) && '0' <= data[j] && data[j] <= '9'; j++ {
 		n = n*10 + uint64(data[j]-'0') // exact up to 19 digits
 	}
 	if j < len(data) && (data[j] == '.' || data[j] == 'e' || data[j] == 'E') {
 		return k, d.typeErr(i, "number "+clipLiteral(data[i:t.End]))
 	}
-	limit := uint64(1) << (p.bits - 1) // -limit <= v < limit
-	if j-start > 19 || (!neg && n >= limit) || (neg && n > limit) {
+	if j-start > 19 || !storeInt(p, ptr, n, neg) {
 		return k, d.typeErr(i, "number "+clipLiteral(data[i:j]))
+	}
+	return k + 1, nil
+}
+
+// storeInt stores the magnitude n (with its sign) into the integer of plan p
+// at ptr, and reports whether the value fits its bits (else stores nothing).
+func storeInt(p *plan, ptr unsafe.Pointer, n uint64, neg bool) bool {
+	limit := uint64(1) << (p.bits - 1) // -limit <= v < limit
+	if (!neg && n >= limit) || (neg && n > limit) {
+		return false
 	}
 	v := int64(n)
 	if neg {
@@ -269,7 +286,28 @@ func (d *decoder) integer(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 	default:
 		*(*int64)(ptr) = v
 	}
-	return k + 1, nil
+	return true
+}
+
+// eightDigits reads the n (1 to 8) bytes at the start of x, the bytes of a
+// number in document order, as a decimal integer; ok is false when one of
+// them is not a digit.
+func eightDigits(x uint64, n int) (v uint64, ok bool) {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	sh := uint(8 * (8 - n))
+	// Bytes below '0' (the borrow), above '9' (the carry into the high
+	// bit) or non-ASCII, among the first n: exact up to the first such
+	// byte, which is all that matters.
+	if ((x-lo*'0')&^x|(x+lo*(0x80-'9'-1))|x)&(hi>>sh) != 0 || n <= 0 {
+		return 0, false
+	}
+	// The digits to the top of the word, as if led by zeros, then
+	// combined in pairs, fours and eights (the first digit is the lowest
+	// byte, so the most significant).
+	x = (x << sh) & (lo * 0x0f)
+	x = x * (10<<8 + 1) >> 8
+	x = (x & 0x00ff00ff00ff00ff) * (100<<16 + 1) >> 16
+	return (x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32, true
 }
 
 // object decodes the object of token k into the struct at base.
@@ -295,8 +333,28 @@ func (d *decoder) object(k int, p *plan, base unsafe.Pointer) (int, error) {
 			continue
 		}
 		fl := &p.fields[f]
+		ptr := at(base, fl.offset)
+		// The usual values without value's call and dispatch: a string
+		// as the document holds it, an integer.
+		switch t := &d.toks[j]; fl.plan.kind {
+		case kindString:
+			if t.Kind == jsonraw.TokString && !t.Escaped && d.doc.ValidUTF8() {
+				body := data[t.Off+1 : t.End-1]
+				*(*string)(ptr) = unsafe.String(unsafe.SliceData(body), len(body))
+				j++
+				continue
+			}
+		case kindInt:
+			if c := data[t.Off]; c >= '0' && c <= '9' {
+				var err error
+				if j, err = d.integer(j, fl.plan, ptr); err != nil {
+					return j, within(err, fl.name)
+				}
+				continue
+			}
+		}
 		var err error
-		if j, err = d.value(j, fl.plan, at(base, fl.offset)); err != nil {
+		if j, err = d.value(j, fl.plan, ptr); err != nil {
 			return j, within(err, fl.name)
 		}
 	}

@@ -134,7 +134,7 @@ func UnescapeValid(dst, s []byte) []byte {
 	out := slices.Grow(dst, len(s))
 	n, out := len(out), out[:cap(out)]
 	for i := 0; ; {
-		for i+8 <= len(s) && n+8 <= len(out) {
+		for i <= len(s)-8 && n <= len(out)-8 {
 			x := binary.LittleEndian.Uint64(s[i:])
 			binary.LittleEndian.PutUint64(out[n:], x)
 			m := backslashBytes(x)

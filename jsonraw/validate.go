@@ -171,7 +171,7 @@ value:
 			// `"key":` and the space after it; the usual key without a
 			// call (member has the whole rule).
 			start, end := i, 0
-			if i+9 <= len(data) && data[i] == '"' {
+			if i <= len(data)-9 && data[i] == '"' {
 				if n := shortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
 					end = i + n
 				}
@@ -220,7 +220,7 @@ value:
 			kind = 0
 		case '"':
 			n := 0
-			if i+9 <= len(data) {
+			if i <= len(data)-9 {
 				n = shortString(binary.LittleEndian.Uint64(data[i+1:]))
 			}
 			if n != 0 {
@@ -236,7 +236,7 @@ value:
 		case 'n':
 			i, err = literal(data, i, "null")
 		default:
-			if i+8 <= len(data) && c != '0' {
+			if i <= len(data)-8 && c != '0' {
 				if n := shortNumber(binary.LittleEndian.Uint64(data[i:])); n != 0 {
 					i += n
 					break
@@ -366,7 +366,7 @@ func scanString(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
 		// Eight bytes at a time, to the first that needs attention, a
 		// closing quote there told from the word itself (not by loading
 		// the byte found); the last few byte by byte.
-		for j+8 <= len(data) {
+		for j <= len(data)-8 {
 			x := binary.LittleEndian.Uint64(data[j:])
 			if m := specialBytes(x); m != 0 {
 				j += bits.TrailingZeros64(m) >> 3
