@@ -164,13 +164,14 @@ func (d *decoder) value(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 		}
 		return k + 1, nil
 	}
-	switch p.kind {
-	case kindPtr:
+	for p.kind == kindPtr {
 		target := (*unsafe.Pointer)(ptr)
 		if *target == nil {
 			*target = d.ar.alloc(p.elem, 1)
 		}
-		return d.value(k, p.elem, *target)
+		p, ptr = p.elem, *target
+	}
+	switch p.kind {
 	case kindRaw:
 		end := int(t.End)
 		*(*[]byte)(ptr) = data[i:end:end]
@@ -352,6 +353,14 @@ func (d *decoder) object(k int, p *plan, base unsafe.Pointer) (int, error) {
 				}
 				continue
 			}
+		case kindSlice:
+			if t.Kind == jsonraw.TokArray {
+				var err error
+				if j, err = d.array(j, fl.plan, (*sliceHeader)(ptr)); err != nil {
+					return j, within(err, fl.name)
+				}
+				continue
+			}
 		}
 		var err error
 		if j, err = d.value(j, fl.plan, ptr); err != nil {
@@ -382,11 +391,38 @@ func (d *decoder) array(k int, p *plan, h *sliceHeader) (int, error) {
 		if n >= h.len {
 			h.len = n + 1
 		}
-		var err error
-		if j, err = d.value(j, elem, unsafe.Add(h.data, uintptr(n)*elem.size)); err != nil {
-			return j, within(err, "["+strconv.Itoa(n)+"]")
-		}
+		ptr := unsafe.Add(h.data, uintptr(n)*elem.size)
 		n++
+		// The usual elements as object takes the usual values.
+		switch t := &d.toks[j]; elem.kind {
+		case kindString:
+			if t.Kind == jsonraw.TokString && !t.Escaped && d.doc.ValidUTF8() {
+				body := d.data[t.Off+1 : t.End-1]
+				*(*string)(ptr) = unsafe.String(unsafe.SliceData(body), len(body))
+				j++
+				continue
+			}
+		case kindInt:
+			if c := d.data[t.Off]; c >= '0' && c <= '9' {
+				var err error
+				if j, err = d.integer(j, elem, ptr); err != nil {
+					return j, within(err, "["+strconv.Itoa(n-1)+"]")
+				}
+				continue
+			}
+		case kindStruct:
+			if t.Kind == jsonraw.TokObject {
+				var err error
+				if j, err = d.object(j, elem, ptr); err != nil {
+					return j, within(err, "["+strconv.Itoa(n-1)+"]")
+				}
+				continue
+			}
+		}
+		var err error
+		if j, err = d.value(j, elem, ptr); err != nil {
+			return j, within(err, "["+strconv.Itoa(n-1)+"]")
+		}
 	}
 	if n < h.len {
 		h.len = n

@@ -442,7 +442,9 @@ func specialBytes(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	q := x ^ (lo * '"')
 	b := x ^ (lo * '\\')
-	return ((q-lo)&^q | (b-lo)&^b | (x-lo*0x20)&^x | x) & hi
+	// A control character's byte minus 0x20 has the high bit when no
+	// byte below it borrows, and a non-ASCII byte has it already.
+	return ((q-lo)&^q | (b-lo)&^b | (x - lo*0x20) | x) & hi
 }
 
 // quoteBytes sets the high bit of the bytes of x that are a quote, exactly
