@@ -163,7 +163,6 @@ func validate(data []byte, toks []Token, rec bool) ([]Token, Doc, error) {
 	cur := noOpen  // the innermost open container's token
 	inKey := false // an object's member is next, not a value
 	var bad docFlags
-	var err *Error
 value:
 	for {
 		if inKey {
@@ -171,6 +170,7 @@ value:
 			// `"key":` and the space after it; the usual key without a
 			// call (member has the whole rule).
 			start, end := i, 0
+			var err *Error
 			if i <= len(data)-9 && data[i] == '"' {
 				if n := shortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
 					end = i + n
@@ -225,16 +225,24 @@ value:
 			}
 			if n != 0 {
 				i += n
-			} else if i, bad, err = scanString(data, i, bad); err != nil {
-				return toks, Doc{}, err
+			} else {
+				var err *Error
+				if i, bad, err = scanString(data, i, bad); err != nil {
+					return toks, Doc{}, err
+				}
 			}
 			kind = TokString
-		case 't':
-			i, err = literal(data, i, "true")
-		case 'f':
-			i, err = literal(data, i, "false")
-		case 'n':
-			i, err = literal(data, i, "null")
+		case 't', 'f', 'n':
+			word := "null"
+			if c == 't' {
+				word = "true"
+			} else if c == 'f' {
+				word = "false"
+			}
+			var err *Error
+			if i, err = literal(data, i, word); err != nil {
+				return toks, Doc{}, err
+			}
 		default:
 			if i <= len(data)-8 && c != '0' {
 				if n := shortNumber(binary.LittleEndian.Uint64(data[i:])); n != 0 {
@@ -242,10 +250,10 @@ value:
 					break
 				}
 			}
-			i, err = scanNumber(data, i)
-		}
-		if err != nil {
-			return toks, Doc{}, err
+			var err *Error
+			if i, err = scanNumber(data, i); err != nil {
+				return toks, Doc{}, err
+			}
 		}
 		if rec && kind != 0 {
 			toks = push(toks, start, i, 0, kind, bad&escaped != 0)
