@@ -295,7 +295,7 @@ func storeInt(p *plan, ptr unsafe.Pointer, n uint64, neg bool) bool {
 // them is not a digit.
 func eightDigits(x uint64, n int) (v uint64, ok bool) {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	sh := uint(8 * (8 - n))
+	sh := uint(8*(8-n)) & 63
 	// Bytes below '0' (the borrow), above '9' (the carry into the high
 	// bit) or non-ASCII, among the first n: exact up to the first such
 	// byte, which is all that matters.
@@ -384,7 +384,10 @@ func (d *decoder) array(k int, p *plan, h *sliceHeader) (int, error) {
 	n := 0
 	for j := k + 1; j < end-1; {
 		if n >= h.cap {
-			c := elem.growth.next(h.cap)
+			c := elem.growth.first
+			if h.cap != 0 {
+				c = elem.growth.next(h.cap)
+			}
 			h.data = d.ar.grow(elem, h.data, h.cap, c)
 			h.cap = c
 		}

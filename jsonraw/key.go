@@ -117,7 +117,7 @@ func keyWords[T string | []byte](b T) (first, last uint64) {
 
 // slot returns the first slot of a key's words.
 func (k *Keys) slot(first, last uint64, n int) uint64 {
-	return ((first ^ last*0x9e3779b97f4a7c15 ^ uint64(n)) * k.mul >> k.shift) & k.mask
+	return ((first ^ last*0x9e3779b97f4a7c15 ^ uint64(n)) * k.mul >> (k.shift & 63)) & k.mask
 }
 
 // NewKeys compiles names, in the order encoding/json lists the struct's
@@ -207,10 +207,10 @@ func (k *Keys) MatchExact(raw []byte) (i int, exact bool) {
 	// backslash, so such a key has no escape and is that name exactly.
 	n := len(raw)
 	var first, last uint64
-	if n <= 8 && cap(raw) >= 8 {
+	if uint(n-1) < 8 && cap(raw) >= 8 {
 		// A key cut from its document (the bytes after it are there):
 		// one load, the bytes beyond the key masked off.
-		first = binary.LittleEndian.Uint64(raw[:8]) & (^uint64(0) >> (64 - 8*n))
+		first = binary.LittleEndian.Uint64(raw[:8]) & (^uint64(0) >> ((64 - 8*n) & 63))
 	} else {
 		first, last = keyWords(raw)
 	}
