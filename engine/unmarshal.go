@@ -239,6 +239,18 @@ func (d *decoder) str(k int, s *string) (int, error) {
 	return k + 1, nil
 }
 
+// plainString stores the string of token t at ptr as the document holds it,
+// when it is a string without escape in a valid UTF-8 document, and reports
+// whether it did (else the token is value's).
+func (d *decoder) plainString(t *jsonraw.Token, ptr unsafe.Pointer) bool {
+	if t.Kind != jsonraw.TokString || t.Escaped || !d.doc.ValidUTF8() {
+		return false
+	}
+	body := d.data[t.Off+1 : t.End-1]
+	*(*string)(ptr) = unsafe.String(unsafe.SliceData(body), len(body))
+	return true
+}
+
 // integer decodes the number at data[i] as encoding/json does for an
 // integer field (strconv.ParseInt): digits only, within the field's bits.
 func (d *decoder) integer(k int, p *plan, ptr unsafe.Pointer) (int, error) {
@@ -343,9 +355,7 @@ func (d *decoder) object(k int, p *plan, base unsafe.Pointer) (int, error) {
 		// as the document holds it, an integer.
 		switch t := &d.toks[j]; fl.plan.kind {
 		case kindString:
-			if t.Kind == jsonraw.TokString && !t.Escaped && d.doc.ValidUTF8() {
-				body := data[t.Off+1 : t.End-1]
-				*(*string)(ptr) = unsafe.String(unsafe.SliceData(body), len(body))
+			if d.plainString(t, ptr) {
 				j++
 				continue
 			}
@@ -403,9 +413,7 @@ func (d *decoder) array(k int, p *plan, h *sliceHeader) (int, error) {
 		// The usual elements as object takes the usual values.
 		switch t := &d.toks[j]; elem.kind {
 		case kindString:
-			if t.Kind == jsonraw.TokString && !t.Escaped && d.doc.ValidUTF8() {
-				body := d.data[t.Off+1 : t.End-1]
-				*(*string)(ptr) = unsafe.String(unsafe.SliceData(body), len(body))
+			if d.plainString(t, ptr) {
 				j++
 				continue
 			}
