@@ -288,9 +288,11 @@ func (p *plan) fieldIndex(name string) int {
 // steps are found by letting the runtime round a real allocation, once per
 // step per process.
 type growth struct {
-	typ  reflect.Type
-	mu   sync.Mutex
-	caps []int // caps[k] is the capacity after k+1 growth steps from 0
+	typ reflect.Type
+	// first is the capacity of the first step (from 0), set once.
+	first int
+	mu    sync.Mutex
+	caps  []int // caps[k] is the capacity after k+1 growth steps from 0
 	// known is caps published for lock-free reads.
 	known atomic.Pointer[[]int]
 }
@@ -299,6 +301,7 @@ func newGrowth(t reflect.Type) *growth {
 	g := &growth{typ: t}
 	g.mu.Lock()
 	g.extendLocked(64)
+	g.first = g.caps[0]
 	g.mu.Unlock()
 	return g
 }

@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"encoding/binary"
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -198,4 +201,31 @@ func TestDecodeEmptyBidsFreshEval(t *testing.T) {
 	e.reset()
 	require.NoError(t, e.DecodeResponse([]byte(`{"id":"1","seatbid":[]}`), 1000))
 	e.reset()
+}
+
+// TestEightDigits: eightDigits reads what strconv reads, and declines every
+// run of bytes that is not all digits, whatever bytes follow it.
+func TestEightDigits(t *testing.T) {
+	alphabet := "0123456789.eE-+,}\"\x00\xff/:"
+	rng := rand.New(rand.NewPCG(3, 4))
+	var word [8]byte
+	for range 300_000 {
+		n := 1 + rng.IntN(8)
+		for k := range word {
+			if k < n && rng.IntN(8) != 0 {
+				word[k] = '0' + byte(rng.IntN(10))
+			} else {
+				word[k] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		v, ok := eightDigits(binary.LittleEndian.Uint64(word[:]), n)
+		want, err := strconv.ParseUint(string(word[:n]), 10, 64)
+		require.Equal(t, err == nil, ok, "%q of %q", word[:n], word)
+		if ok {
+			require.Equal(t, want, v, "%q", word[:n])
+		}
+	}
+	v, ok := eightDigits(binary.LittleEndian.Uint64([]byte("99999999")), 8)
+	require.True(t, ok)
+	require.Equal(t, uint64(99999999), v)
 }

@@ -2,6 +2,9 @@ package jsonraw
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
+	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
 )
@@ -123,23 +126,69 @@ func Unescape(dst, s []byte) []byte {
 }
 
 // UnescapeValid is Unescape for s known to be valid UTF-8 (jsonraw.Doc's
-// ValidUTF8): the runs between escapes are copied unchecked.
+// ValidUTF8): the runs between escapes are copied unchecked, eight bytes at
+// a time (each word stored whole, then looked at for a backslash), with no
+// call but for an escape.
 func UnescapeValid(dst, s []byte) []byte {
-	for {
-		run := bytes.IndexByte(s, '\\')
-		if run < 0 {
-			return append(dst, s...)
+	// Never longer than s but for a malformed escape (below).
+	out := slices.Grow(dst, len(s))
+	n, out := len(out), out[:cap(out)]
+	for i := 0; ; {
+		for i <= len(s)-8 && n <= len(out)-8 {
+			x := binary.LittleEndian.Uint64(s[i:])
+			binary.LittleEndian.PutUint64(out[n:], x)
+			m := backslashBytes(x)
+			if m == 0 {
+				i, n = i+8, n+8
+				continue
+			}
+			k := bits.TrailingZeros64(m) >> 3
+			i, n = i+k, n+k
+			// The usual escapes, of a quote, a slash or a backslash,
+			// without leaving the loop.
+			if i+1 < len(s) && (s[i+1] == '"' || s[i+1] == '/' || s[i+1] == '\\') {
+				out[n] = s[i+1]
+				i, n = i+2, n+1
+				continue
+			}
+			break
 		}
-		dst = append(dst, s[:run]...)
+		for i < len(s) && s[i] != '\\' && n < len(out) {
+			out[n] = s[i]
+			i, n = i+1, n+1
+		}
+		if i >= len(s) {
+			return out[:n]
+		}
+		if s[i] != '\\' {
+			// A run that did not fit, after a malformed escape.
+			out = append(out[:n], s[i])
+			i, n, out = i+1, n+1, out[:cap(out)]
+			continue
+		}
 		var r rune
-		r, run = Rune(s, run)
-		if r < utf8.RuneSelf {
-			dst = append(dst, byte(r))
-		} else {
-			dst = utf8.AppendRune(dst, r)
+		r, i = Rune(s, i)
+		if w := utf8.RuneLen(r); len(out)-n < w {
+			// Only a malformed escape (one U+FFFD for fewer
+			// bytes) grows the result beyond len(s).
+			out = slices.Grow(out[:n], w+len(s)-i)
+			out = out[:cap(out)]
 		}
-		s = s[run:]
+		if r < utf8.RuneSelf {
+			out[n] = byte(r)
+			n++
+		} else {
+			n += utf8.EncodeRune(out[n:], r)
+		}
 	}
+}
+
+// backslashBytes sets the high bit of the bytes of x that are a backslash,
+// exactly for the lowest one (the borrow may also mark bytes above it).
+func backslashBytes(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	b := x ^ (lo * '\\')
+	return (b - lo) &^ b & hi
 }
 
 // appendValidRunes appends s, which holds no escape, with each byte of

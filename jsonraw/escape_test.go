@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 	"unicode/utf8"
 
@@ -30,6 +31,13 @@ func TestUnescape(t *testing.T) {
 	f("a\xffb", "a\uFFFDb")
 	f("\xed\xa0\x80", "\uFFFD\uFFFD\uFFFD")
 	f("é", "é")
+	// Malformed escapes (which Validate rejects) decode as Unescape
+	// decodes them, even where that is longer than the input.
+	for _, raw := range []string{`\`, `a\`, `\u12`, `\uZZZZ`, `\q`, `\u\u\u\u`, `abcdefgh\uZZ\uZZ\uZZ\uZZ\uZZ\uZZ`} {
+		want := string(Unescape(nil, []byte(raw)))
+		require.Equal(t, want, string(UnescapeValid(nil, []byte(raw))), raw)
+		require.Equal(t, want, string(UnescapeValid(make([]byte, 0, len(raw)), []byte(raw))), raw)
+	}
 	n, ok := StringLen([]byte(`"a\u00e9😀` + "\xff" + `"`))
 	require.True(t, ok)
 	require.Equal(t, 4, n)
@@ -54,6 +62,17 @@ func FuzzUnescape(f *testing.F) {
 		require.Equal(t, want, string(got), "%q", raw)
 		if utf8.Valid(raw) {
 			require.Equal(t, want, string(UnescapeValid(nil, raw)), "UnescapeValid(%q)", raw)
+			// Into a buffer of exactly the room the engine's decoder
+			// gives it, after a prefix: nothing written outside it.
+			buf := make([]byte, 3+len(raw)+8)
+			copy(buf, "p:/")
+			for i := 3 + len(raw); i < len(buf); i++ {
+				buf[i] = '#'
+			}
+			got := UnescapeValid(buf[2:2:3+len(raw)], raw)
+			require.Equal(t, want, string(got), "UnescapeValid(%q) into a full buffer", raw)
+			require.Equal(t, "p:", string(buf[:2]))
+			require.Equal(t, strings.Repeat("#", 8), string(buf[3+len(raw):]))
 		}
 		require.Equal(t, want != string(raw), NeedsUnescape(raw), "%q", raw)
 		n, ok := StringLen(quoted)

@@ -1,6 +1,7 @@
 package jsonraw
 
 import (
+	"encoding/binary"
 	"fmt"
 	"unicode/utf8"
 )
@@ -116,7 +117,7 @@ func keyWords[T string | []byte](b T) (first, last uint64) {
 
 // slot returns the first slot of a key's words.
 func (k *Keys) slot(first, last uint64, n int) uint64 {
-	return ((first ^ last*0x9e3779b97f4a7c15 ^ uint64(n)) * k.mul >> k.shift) & k.mask
+	return ((first ^ last*0x9e3779b97f4a7c15 ^ uint64(n)) * k.mul >> (k.shift & 63)) & k.mask
 }
 
 // NewKeys compiles names, in the order encoding/json lists the struct's
@@ -204,8 +205,15 @@ func (k *Keys) Match(raw []byte) int {
 func (k *Keys) MatchExact(raw []byte) (i int, exact bool) {
 	// The usual case first: the key as written is a name. Names hold no
 	// backslash, so such a key has no escape and is that name exactly.
-	first, last := keyWords(raw)
 	n := len(raw)
+	var first, last uint64
+	if uint(n-1) < 8 && cap(raw) >= 8 {
+		// A key cut from its document (the bytes after it are there):
+		// one load, the bytes beyond the key masked off.
+		first = binary.LittleEndian.Uint64(raw[:8]) & (^uint64(0) >> ((64 - 8*n) & 63))
+	} else {
+		first, last = keyWords(raw)
+	}
 	for h := k.slot(first, last, n); ; h = (h + 1) & k.mask {
 		e := &k.exact[h]
 		if e.idx == 0 {

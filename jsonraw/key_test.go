@@ -94,6 +94,7 @@ func TestKeysMatch(t *testing.T) {
 	f := func(raw string, want int) {
 		t.Helper()
 		require.Equal(t, want, testKeys.Match([]byte(raw)), raw)
+		require.Equal(t, want, testKeys.Match(inDocument([]byte(raw))), "%s, in a document", raw)
 		require.Equal(t, want, jsonMatch([]byte(raw)), "encoding/json agrees: %s", raw)
 	}
 	f(`id`, 0)
@@ -130,9 +131,19 @@ func TestKeysMatch(t *testing.T) {
 		at, exact := testKeys.MatchExact([]byte(n))
 		require.Equal(t, i, at, n)
 		require.True(t, exact, n)
+		at, exact = testKeys.MatchExact(inDocument([]byte(n)))
+		require.Equal(t, i, at, n)
+		require.True(t, exact, n)
 	}
 	require.Panics(t, func() { NewKeys("a", "a") })
 	require.Panics(t, func() { NewKeys("é") })
+}
+
+// inDocument returns raw as a key cut from a document: bytes after it,
+// within its capacity, that must not count.
+func inDocument(raw []byte) []byte {
+	doc := append(append([]byte(`{"`), raw...), `":"id","sk":1}`...)
+	return doc[2 : 2+len(raw)]
 }
 
 // FuzzKeysMatch: Keys.Match and KeyIs pick the field encoding/json picks.
@@ -146,6 +157,7 @@ func FuzzKeysMatch(f *testing.F) {
 		}
 		want := jsonMatch(raw)
 		require.Equal(t, want, testKeys.Match(raw), "%q", raw)
+		require.Equal(t, want, testKeys.Match(inDocument(raw)), "%q, in a document", raw)
 		for i, n := range testNames {
 			one := NewKeys(n)
 			require.Equal(t, one.Match(raw) == 0, KeyIs(raw, n), "%q vs %q", raw, n)

@@ -25,7 +25,7 @@ func SkipSpace(b []byte, i int) int {
 func StringEnd(b []byte, i int) (end int, escaped bool) {
 	j := i + 1
 	for {
-		for j+8 <= len(b) && !quoteOrBackslash(binary.LittleEndian.Uint64(b[j:])) {
+		for j <= len(b)-8 && !quoteOrBackslash(binary.LittleEndian.Uint64(b[j:])) {
 			j += 8
 		}
 		for j < len(b) && b[j] != '"' && b[j] != '\\' {

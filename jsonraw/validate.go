@@ -163,13 +163,22 @@ func validate(data []byte, toks []Token, rec bool) ([]Token, Doc, error) {
 	cur := noOpen  // the innermost open container's token
 	inKey := false // an object's member is next, not a value
 	var bad docFlags
-	var err *Error
 value:
 	for {
 		if inKey {
 			inKey = false
+			// `"key":` and the space after it; the usual key without a
+			// call (member has the whole rule).
 			start, end := i, 0
-			if end, i, bad, err = member(data, i, bad); err != nil {
+			var err *Error
+			if i <= len(data)-9 && data[i] == '"' {
+				if n := shortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
+					end = i + n
+				}
+			}
+			if end != 0 && end < len(data) && data[end] == ':' {
+				i = SkipSpace(data, end+1)
+			} else if end, i, bad, err = member(data, i, bad); err != nil {
 				return toks, Doc{}, err
 			}
 			if rec {
@@ -210,21 +219,41 @@ value:
 			i++
 			kind = 0
 		case '"':
-			if i, bad, err = scanString(data, i, bad); err != nil {
-				return toks, Doc{}, err
+			n := 0
+			if i <= len(data)-9 {
+				n = shortString(binary.LittleEndian.Uint64(data[i+1:]))
+			}
+			if n != 0 {
+				i += n
+			} else {
+				var err *Error
+				if i, bad, err = scanString(data, i, bad); err != nil {
+					return toks, Doc{}, err
+				}
 			}
 			kind = TokString
-		case 't':
-			i, err = literal(data, i, "true")
-		case 'f':
-			i, err = literal(data, i, "false")
-		case 'n':
-			i, err = literal(data, i, "null")
+		case 't', 'f', 'n':
+			word := "null"
+			if c == 't' {
+				word = "true"
+			} else if c == 'f' {
+				word = "false"
+			}
+			var err *Error
+			if i, err = literal(data, i, word); err != nil {
+				return toks, Doc{}, err
+			}
 		default:
-			i, err = scanNumber(data, i)
-		}
-		if err != nil {
-			return toks, Doc{}, err
+			if i <= len(data)-8 && c != '0' {
+				if n := shortNumber(binary.LittleEndian.Uint64(data[i:])); n != 0 {
+					i += n
+					break
+				}
+			}
+			var err *Error
+			if i, err = scanNumber(data, i); err != nil {
+				return toks, Doc{}, err
+			}
 		}
 		if rec && kind != 0 {
 			toks = push(toks, start, i, 0, kind, bad&escaped != 0)
@@ -303,16 +332,67 @@ func member(data []byte, i int, bad docFlags) (keyEnd, next int, _ docFlags, _ *
 	return keyEnd, SkipSpace(data, i+1), bad, nil
 }
 
+// shortString is scanString's usual case without a call: x holds the eight
+// bytes after an opening quote; when the closing quote is among them and no
+// byte before it needs attention, it returns the string's length with its
+// quotes, else 0.
+func shortString(x uint64) int {
+	m := specialBytes(x)
+	// The lowest byte of m is exact, and so is a quote there in
+	// quoteBytes (no borrow from below it).
+	if m&-m&quoteBytes(x) == 0 {
+		return 0
+	}
+	return bits.TrailingZeros64(m)>>3 + 2
+}
+
+// shortNumber is scanNumber's usual case without a call: x holds the eight
+// bytes at a value; when they start with an integer of at most six digits
+// (no sign) that no fraction or exponent follows, it returns its length,
+// else 0. A leading zero is the caller's to refuse.
+func shortNumber(x uint64) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	// other marks the bytes below '0' (the borrow), above '9' (the carry
+	// into the high bit) and non-ASCII, cont the '.', 'e' and 'E': both
+	// exactly at the first byte after the digits (digits borrow and carry
+	// nothing). The last byte counts as both, so that a number reaching
+	// it is scanNumber's.
+	other := ((x-lo*'0')&^x|(x+lo*(0x80-'9'-1))|x)&hi | 1<<63
+	d, e := x^lo*'.', x|lo*0x20^lo*'e'
+	cont := ((d-lo)&^d|(e-lo)&^e)&hi | 1<<63
+	if other&-other&cont != 0 {
+		return 0
+	}
+	return bits.TrailingZeros64(other) >> 3 // 0 for no digit
+}
+
 // scanString returns the index just past the string at data[i] and bad
 // with what it noticed in the string added.
 func scanString(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
 	j := i + 1
 	for j < len(data) {
-		// Eight bytes at a time, to the first that needs attention; the
-		// last few byte by byte.
-		for j+8 <= len(data) {
-			if m := specialBytes(binary.LittleEndian.Uint64(data[j:])); m != 0 {
+		// Eight bytes at a time, to the first that needs attention, a
+		// closing quote there told from the word itself (not by loading
+		// the byte found); the last few byte by byte.
+		for j <= len(data)-8 {
+			x := binary.LittleEndian.Uint64(data[j:])
+			if m := specialBytes(x); m != 0 {
 				j += bits.TrailingZeros64(m) >> 3
+				// The lowest byte of m is exact, and so is a quote
+				// there in quoteBytes (no borrow from below it).
+				low := m & -m
+				if low&quoteBytes(x) != 0 {
+					return j + 1, bad, nil
+				}
+				// The usual escapes, of a quote, a slash or a
+				// backslash, without leaving the loop.
+				if low&backslashBytes(x) != 0 && j+1 < len(data) {
+					if e := data[j+1]; e == '"' || e == '/' || e == '\\' {
+						bad |= escaped
+						j += 2
+						continue
+					}
+				}
 				break
 			}
 			j += 8
@@ -370,7 +450,17 @@ func specialBytes(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	q := x ^ (lo * '"')
 	b := x ^ (lo * '\\')
-	return ((q-lo)&^q | (b-lo)&^b | (x-lo*0x20)&^x | x) & hi
+	// A control character's byte minus 0x20 has the high bit when no
+	// byte below it borrows, and a non-ASCII byte has it already.
+	return ((q-lo)&^q | (b-lo)&^b | (x - lo*0x20) | x) & hi
+}
+
+// quoteBytes sets the high bit of the bytes of x that are a quote, exactly
+// for the lowest one (the borrow may also mark bytes above it).
+func quoteBytes(x uint64) uint64 {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	q := x ^ (lo * '"')
+	return (q - lo) &^ q & hi
 }
 
 func literal(data []byte, i int, word string) (int, *Error) {

@@ -2,9 +2,11 @@ package jsonraw
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"testing"
@@ -300,4 +302,49 @@ func FuzzReadersNeverPanic(f *testing.F) {
 		Unescape(nil, data)
 		AppendValidUTF8(nil, data)
 	})
+}
+
+// TestShortcutsAgreeWithScans: where shortString and shortNumber take a
+// string or number, scanString and scanNumber end it at the same byte
+// without error, on every word over bytes that matter to them.
+func TestShortcutsAgreeWithScans(t *testing.T) {
+	alphabet := []byte("09518.eE-+,}] \"\\\x1f\x7f\xc3\xa9\xffa:/")
+	rng := rand.New(rand.NewPCG(1, 2))
+	word := make([]byte, 9)
+	taken := [2]int{}
+	for range 500_000 {
+		for k := range word {
+			word[k] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if rng.IntN(2) == 0 { // mostly digits, mostly plain bytes
+			for k := range rng.IntN(9) {
+				word[k] = "0123456789"[rng.IntN(10)]
+			}
+		}
+		if n := shortNumber(binary.LittleEndian.Uint64(word)); n != 0 && word[0] != '0' {
+			taken[0]++
+			end, err := scanNumber(word, 0)
+			require.Nil(t, err, "%q", word)
+			require.Equal(t, end, n, "%q", word)
+		} else if n == 0 && word[0] >= '1' && word[0] <= '9' {
+			k := skipDigits(word, 0)
+			ok := k < 7 && word[k] != '.' && word[k] != 'e' && word[k] != 'E'
+			require.False(t, ok, "shortNumber declined %q", word)
+		}
+		s := append([]byte{'"'}, word[:8]...)
+		if n := shortString(binary.LittleEndian.Uint64(s[1:])); n != 0 {
+			taken[1]++
+			end, _, err := scanString(s, 0, 0)
+			require.Nil(t, err, "%q", s)
+			require.Equal(t, end, n, "%q", s)
+		} else if end, bad, err := scanString(s, 0, 0); err == nil && bad == 0 && end <= 9 {
+			plain := true
+			for _, c := range s[1 : end-1] {
+				plain = plain && plainString[c]
+			}
+			require.False(t, plain, "shortString declined %q", s)
+		}
+	}
+	require.Greater(t, taken[0], 25_000)
+	require.Greater(t, taken[1], 2_500)
 }
