@@ -27,11 +27,24 @@ type Bid struct {
 	// the decoded bid (the decoder's tracking found nothing against it, and
 	// it is valid UTF-8), so the body may carry Raw as it is.
 	verbatim bool
+	// Memo is the one part of an Input a gate may write: a fact a gate read
+	// from this bid, left for a later gate that needs the same reading (the
+	// markup gates' reading of the adm). Zero for every decoded bid.
+	Memo Memo
+}
+
+// Memo is one fact about a bid: Value, valid for the reading Key names (the
+// bytes read and everything else the fact depends on, as the gate that
+// wrote it packs them). A gate compares Key before it uses Value; the zero
+// Key names no reading.
+type Memo struct {
+	Key   [3]uint64
+	Value uint64
 }
 
 // Input is the pair under judgement plus the evaluation context. It is
 // request-scoped, owned by a pooled Eval, and must not be retained after the
-// evaluation returns. Gates only read it.
+// evaluation returns. Gates only read it, but for each bid's Memo.
 type Input struct {
 	Request  *openrtb2.BidRequest
 	Response *openrtb2.BidResponse

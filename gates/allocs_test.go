@@ -192,9 +192,26 @@ var allocRows = []allocRow{
 	{gate: "secureMarkup", extra: func(t *testing.T, _ engine.Gate) {
 		// Every creative kind read again (a cache hit: the warm-up run
 		// reads it); and a rejection, whose reason is built once.
+		mr := newMarkupReader(1024) // its valve stays on for these 700 lookups
+		version := markupCacheVersion(0, markup.DefaultLimits)
 		for _, adm := range []string{bannerHTML, vast2, vast3Wrapper, vast4, native11, native12, `<img src="http://x">`} {
 			b := []byte(adm)
-			require.Zero(t, testing.AllocsPerRun(100, func() { readMarkup(b, 0, markup.DefaultLimits) }), adm)
+			require.Zero(t, testing.AllocsPerRun(100, func() { mr.read(b, 0, markup.DefaultLimits, version) }), adm)
+		}
+		require.False(t, mr.valve.off.Load())
+		// The valve off: the plain creatives most bids carry (markup's
+		// TestReadAllocs) read again, in the reading their imp names; and
+		// the bid memo's answer for the second gate.
+		mr.valve.off.Store(true)
+		for _, c := range []struct {
+			adm string
+			r   markup.Reading
+		}{{distinctBanner, markup.HTML}, {distinctVAST, markup.VAST}, {distinctNative, markup.Native}} {
+			b := []byte(c.adm)
+			v := markupCacheVersion(c.r, markup.DefaultLimits)
+			require.Zero(t, testing.AllocsPerRun(100, func() { mr.read(b, c.r, markup.DefaultLimits, v) }), c.adm)
+			var m engine.Memo
+			require.Zero(t, testing.AllocsPerRun(100, func() { readMarkup(&m, b, c.r, markup.DefaultLimits) }), c.adm)
 		}
 		require.Zero(t, testing.AllocsPerRun(100, func() { _ = secureMarkupReject(4) }))
 	}},

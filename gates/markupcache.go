@@ -11,10 +11,34 @@ package gates
 // and the limits. That is all a verdict depends on, so a config reload that
 // leaves the limits alone keeps the cache warm, and one that changes them
 // never reads a verdict made under the old ones. The cache's memory is fixed
-// (markupCacheEntries entries, 28 bytes each); CLOCK eviction drops
+// (markupCacheEntries entries, 30 bytes each); CLOCK eviction drops
 // creatives seen once first.
+//
+// Within a request the second gate takes the first's verdict from the bid's
+// engine.Memo, keyed by the adm's address and length (the bytes do not
+// change while a request is judged) and the same version: no digest, no
+// lookup.
+//
+// The cache pays only when creatives come back: a lookup of a creative
+// never seen (a digest, a miss and a store into a table of megabytes, whose
+// lines are cold) costs about a third of reading a small creative under
+// load, and creatives that carry per-impression ids are new at every bid.
+// So a valve (cacheValve) weighs, over windows of lookups, the reading time
+// the hits saved (each entry keeps the time its reading took) against what
+// the lookups cost, and turns the cache off while it does not pay. Off, one
+// creative in sixteen, chosen by a cheap hash of its bytes so that a
+// creative is always or never chosen, still goes through the cache: that
+// sample measures what the cache would save, and turns it back on when
+// creatives start coming back. The valve changes costs only: every verdict
+// is the reading's, cached or not.
 
 import (
+	"hash/maphash"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates/markup"
 	"github.com/bidguard/bidguard/gates/verdictcache"
 )
@@ -23,38 +47,131 @@ import (
 // about 4 MB.
 const markupCacheEntries = 1 << 17
 
-// markupVerdict is what the readers found in one adm.
+// markupVerdict is what the readers found in one adm, and what reading it
+// cost (in costUnit, saturating): what a hit saves.
 type markupVerdict struct {
 	finding  markup.Finding
 	insecure bool
+	cost     uint16
 }
 
-var (
-	markupHasher = verdictcache.NewHasher()
-	markupCache  = func() *verdictcache.Cache[markupVerdict] {
-		c, err := verdictcache.New[markupVerdict](markupCacheEntries)
-		if err != nil {
-			panic(err) // unreachable: the capacity is a valid constant
-		}
-		return c
-	}()
+// costUnit is the unit of markupVerdict.cost: up to 4.2 ms.
+const costUnit = 64 * time.Nanosecond
+
+// The valve's model of a lookup's cost, measured under load (a profile of
+// serve, the load harness's distinct creatives): a miss's digest, lookup and
+// store about 700 ns on 300-600-byte creatives, the digest growing by about
+// a quarter of a nanosecond a byte.
+const (
+	lookupFixed   = 600 * time.Nanosecond
+	lookupPerByte = 4 // bytes per nanosecond of digest
 )
 
-// readMarkup returns what the readers find in adm under reading r (0: the
-// readings markup.Sniff finds) and limits lim, from the cache when this
-// creative was read before.
-func readMarkup(adm []byte, r markup.Reading, lim markup.Limits) markupVerdict {
-	k := markupHasher.Sum(markupCacheVersion(r, lim), adm)
-	if v, ok := markupCache.Get(k); ok {
-		return v
+const (
+	// valveWindow is the lookups over which the valve weighs the cache.
+	valveWindow = 1024
+	// valveSample: off, a creative goes through the cache when its cheap
+	// hash is 0 modulo valveSample.
+	valveSample = 16
+)
+
+// markupReader reads creatives through a verdict cache and its valve.
+type markupReader struct {
+	hasher *verdictcache.Hasher
+	cache  *verdictcache.Cache[markupVerdict]
+	valve  cacheValve
+}
+
+// cacheValve decides whether readings go through the cache. Its counters
+// are statistics: a lookup counted in the next window instead of this one
+// changes nothing that matters.
+type cacheValve struct {
+	off      atomic.Bool
+	lookups  atomic.Int64 // in the window
+	saved    atomic.Int64 // ns of reading the window's hits saved
+	spent    atomic.Int64 // ns the window's lookups cost (the model)
+	bypassed atomic.Uint64
+	seed     maphash.Seed
+}
+
+var markupReads = newMarkupReader(markupCacheEntries)
+
+func newMarkupReader(entries int) *markupReader {
+	c, err := verdictcache.New[markupVerdict](entries)
+	if err != nil {
+		panic(err) // unreachable: callers pass a valid constant
 	}
+	return &markupReader{hasher: verdictcache.NewHasher(), cache: c, valve: cacheValve{seed: maphash.MakeSeed()}}
+}
+
+// readMarkup returns what the readers find in adm under reading r (0: the
+// readings markup.Sniff finds) and limits lim: from the bid's memo when an
+// earlier gate read the same, else through the verdict cache.
+func readMarkup(m *engine.Memo, adm []byte, r markup.Reading, lim markup.Limits) markupVerdict {
+	version := markupCacheVersion(r, lim)
+	key := [3]uint64{uint64(uintptr(unsafe.Pointer(unsafe.SliceData(adm)))), uint64(len(adm)), version}
+	if m.Key == key {
+		return unpackVerdict(m.Value)
+	}
+	v := markupReads.read(adm, r, lim, version)
+	m.Key, m.Value = key, packVerdict(v)
+	return v
+}
+
+func packVerdict(v markupVerdict) uint64 {
+	b := uint64(0)
+	if v.insecure {
+		b = 1
+	}
+	return uint64(v.finding) | b<<8 | uint64(v.cost)<<16
+}
+
+func unpackVerdict(x uint64) markupVerdict {
+	return markupVerdict{finding: markup.Finding(x), insecure: x>>8&1 != 0, cost: uint16(x >> 16)}
+}
+
+// read reads adm, through the cache unless the valve is off and adm is not
+// in its sample.
+func (mr *markupReader) read(adm []byte, r markup.Reading, lim markup.Limits, version uint64) markupVerdict {
+	va := &mr.valve
+	if va.off.Load() && maphash.Bytes(va.seed, adm)%valveSample != 0 {
+		va.bypassed.Add(1)
+		return readTimed(adm, r, lim)
+	}
+	k := mr.hasher.Sum(version, adm)
+	v, hit := mr.cache.Get(k)
+	if !hit {
+		v = readTimed(adm, r, lim)
+		mr.cache.Put(k, v)
+	}
+	va.count(len(adm), hit, v.cost)
+	return v
+}
+
+// readTimed reads adm and notes what the reading cost.
+func readTimed(adm []byte, r markup.Reading, lim markup.Limits) markupVerdict {
+	start := time.Now()
 	if r == 0 {
 		r = markup.Sniff(adm)
 	}
 	f, insecure := markup.Read(adm, r, lim)
-	v := markupVerdict{finding: f, insecure: insecure}
-	markupCache.Put(k, v)
-	return v
+	return markupVerdict{finding: f, insecure: insecure, cost: uint16(min(time.Since(start)/costUnit, 1<<16-1))}
+}
+
+// count adds a lookup of n bytes to the window; the lookup that ends the
+// window weighs it: the cache turns off when its hits saved less than its
+// lookups cost, and on when they saved at least as much.
+func (va *cacheValve) count(n int, hit bool, cost uint16) {
+	va.spent.Add(int64(lookupFixed) + int64(n/lookupPerByte))
+	if hit {
+		va.saved.Add(int64(cost) * int64(costUnit))
+	}
+	if va.lookups.Add(1) != valveWindow {
+		return
+	}
+	saved, spent := va.saved.Swap(0), va.spent.Swap(0)
+	va.lookups.Store(0)
+	va.off.Store(saved < spent)
 }
 
 // markupCacheVersion packs what besides the bytes a verdict depends on:
@@ -65,4 +182,11 @@ func markupCacheVersion(r markup.Reading, lim markup.Limits) uint64 {
 }
 
 // MarkupCacheStats reads the verdict cache's counters (for metrics).
-func MarkupCacheStats() verdictcache.Stats { return markupCache.Stats() }
+func MarkupCacheStats() verdictcache.Stats { return markupReads.cache.Stats() }
+
+// MarkupCacheValve reads the valve: whether every reading goes through the
+// verdict cache (on), and the readings that did not since start (for
+// metrics).
+func MarkupCacheValve() (on bool, bypassed uint64) {
+	return !markupReads.valve.off.Load(), markupReads.valve.bypassed.Load()
+}

@@ -127,7 +127,7 @@ func (g *markupSafety) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict 
 		return engine.Pass()
 	}
 	raw := markupBytes(adm)
-	f := readMarkup(raw, admReading(in, b), g.limits).finding
+	f := readMarkup(&b.Memo, raw, admReading(in, b), g.limits).finding
 	switch {
 	case f&markup.Unreadable != 0:
 		return markupSafetyReject(reasonUnreadable)

@@ -79,7 +79,7 @@ func (g *secureMarkup) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict 
 			return secureMarkupReject(i)
 		}
 	}
-	if adm := markupBytes(b.AdM); len(adm) > 0 && readMarkup(adm, admReading(in, b), markup.DefaultLimits).insecure {
+	if adm := markupBytes(b.AdM); len(adm) > 0 && readMarkup(&b.Memo, adm, admReading(in, b), markup.DefaultLimits).insecure {
 		return secureMarkupReject(4)
 	}
 	return engine.Pass()

@@ -24,6 +24,8 @@ var serveMetricHelp = map[string]string{
 	"bidguard_markup_cache_misses_total":     "Creatives the markup gates read because their verdict cache did not hold them.",
 	"bidguard_markup_cache_evictions_total":  "Verdicts the markup gates' cache dropped to make room.",
 	"bidguard_markup_cache_entries":          "Verdicts the markup gates' cache holds.",
+	"bidguard_markup_cache_on":               "1 while every markup reading goes through the verdict cache; 0 while its valve keeps it off but for a sample (the cache does not pay: creatives are new at every bid).",
+	"bidguard_markup_cache_bypassed_total":   "Markup readings that skipped the verdict cache (its valve off, the creative not in its sample).",
 }
 
 // registerMarkupCache exposes the markup gates' verdict cache counters
@@ -35,6 +37,9 @@ func registerMarkupCache(set *metrics.Set) {
 		metrics.WriteCounterUint64(w, "bidguard_markup_cache_misses_total", st.Misses)
 		metrics.WriteCounterUint64(w, "bidguard_markup_cache_evictions_total", st.Evictions)
 		metrics.WriteGaugeUint64(w, "bidguard_markup_cache_entries", uint64(st.Entries))
+		on, bypassed := gates.MarkupCacheValve()
+		metrics.WriteGaugeUint64(w, "bidguard_markup_cache_on", b2u(on))
+		metrics.WriteCounterUint64(w, "bidguard_markup_cache_bypassed_total", bypassed)
 	})
 }
 
@@ -43,4 +48,12 @@ func describeServeMetrics(srv *rtb.Server) {
 	for family, help := range serveMetricHelp {
 		srv.Describe(family, help)
 	}
+}
+
+// b2u is a boolean gauge's value.
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
 }
