@@ -92,7 +92,13 @@ func (g *pii) match(s []byte) string {
 	if len(s) < g.minLen() {
 		return ""
 	}
-	if !g.phone && len(s) >= minSSNLen && len(s) <= maxMarkedLen {
+	if len(s) < minSSNLen { // too short for an SSN or a phone number
+		if g.email && mayHoldAt(s) && hasEmail(s) {
+			return reasonEmail
+		}
+		return ""
+	}
+	if !g.phone && len(s) <= maxMarkedLen {
 		// The embedded config on a short string: one pass finds whether
 		// it holds an '@', and a '-' three bytes before another '-', without
 		// which hasEmail and hasSSN cannot hit.
@@ -108,7 +114,7 @@ func (g *pii) match(s []byte) string {
 	if g.email && hasEmail(s) {
 		return reasonEmail
 	}
-	if !g.ssn && !g.phone || len(s) < minSSNLen {
+	if !g.ssn && !g.phone {
 		return ""
 	}
 	if !g.phone { // the embedded config: SSNs found from their dashes
@@ -316,6 +322,21 @@ func piiMarks(s []byte) (at, dashes bool) {
 	fa |= zeroBytes(x^ats) | zeroBytes(y^ats)
 	fd |= zeroBytes(x^dash) & zeroBytes(y^dash)
 	return fa&high != 0, fd&high != 0
+}
+
+// mayHoldAt reports whether s, of 4 to 16 bytes, holds an '@', from two
+// words that overlap.
+func mayHoldAt(s []byte) bool {
+	const ats = 0x0101010101010101 * '@'
+	n := len(s)
+	var x, y uint64
+	if n >= 8 {
+		x, y = binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[n-8:])
+	} else {
+		// The upper bytes, zero, differ from '@'.
+		x, y = uint64(binary.LittleEndian.Uint32(s)), uint64(binary.LittleEndian.Uint32(s[n-4:]))
+	}
+	return (zeroBytes(x^ats)|zeroBytes(y^ats))&0x8080808080808080 != 0
 }
 
 // zeroBytes returns a word whose bytes have their high bit set where x has

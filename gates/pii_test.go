@@ -177,12 +177,23 @@ func TestPIIDifferentialRandom(t *testing.T) {
 	}
 }
 
-// TestPIIMarksNeverMiss holds piiMarks to what match relies on: it never
-// says false for a string holding an '@', or a '-' three bytes before
-// another, at any place and length it reads.
+// TestPIIMarksNeverMiss holds piiMarks and mayHoldAt to what match relies
+// on: piiMarks never says false for a string holding an '@', or a '-' three
+// bytes before another, at any place and length it reads; mayHoldAt is exact.
 func TestPIIMarksNeverMiss(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const alphabet = "-@x1-\x00\xff,"
+	for n := 4; n <= 16; n++ {
+		for range 3000 {
+			s := make([]byte, n)
+			for i := range s {
+				s[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			if bytes.IndexByte(s, '@') >= 0 != mayHoldAt(s) {
+				t.Fatalf("mayHoldAt(%q) = %v", s, mayHoldAt(s))
+			}
+		}
+	}
 	for n := minSSNLen; n <= maxMarkedLen; n++ {
 		for range 3000 {
 			s := make([]byte, n)
