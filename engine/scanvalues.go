@@ -114,14 +114,12 @@ func (v *ScanValues) String(seg *ScanSegment, i int) (s []byte, node int) {
 // ScanValues is.
 type SegmentStrings struct {
 	strs []scanString
-	raw  []byte
-	buf  []byte
-	ext  []string
+	v    *ScanValues
 }
 
 // StringsOf returns seg's string values.
 func (v *ScanValues) StringsOf(seg *ScanSegment) SegmentStrings {
-	return SegmentStrings{strs: v.strs[seg.first:seg.end], raw: v.raw, buf: v.buf, ext: v.ext}
+	return SegmentStrings{strs: v.strs[seg.first:seg.end], v: v}
 }
 
 // Len returns how many string values the segment holds.
@@ -132,7 +130,7 @@ func (ss *SegmentStrings) Len() int { return len(ss.strs) }
 func (ss *SegmentStrings) Size(i int) int {
 	st := &ss.strs[i]
 	if st.in == inExt {
-		return len(ss.ext[st.off])
+		return len(ss.v.ext[st.off])
 	}
 	return int(st.end - st.off)
 }
@@ -143,12 +141,12 @@ func (ss *SegmentStrings) At(i int) (s []byte, node int) {
 	st := &ss.strs[i]
 	switch st.in {
 	case inBuf:
-		return ss.buf[st.off:st.end], int(st.node)
+		return ss.v.buf[st.off:st.end], int(st.node)
 	case inExt:
-		s := ss.ext[st.off]
+		s := ss.v.ext[st.off]
 		return unsafe.Slice(unsafe.StringData(s), len(s)), int(st.node)
 	}
-	return ss.raw[st.off:st.end], int(st.node)
+	return ss.v.raw[st.off:st.end], int(st.node)
 }
 
 // reset empties v for another request, keeping its storage unless it grew
