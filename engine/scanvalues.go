@@ -109,6 +109,46 @@ func (v *ScanValues) String(seg *ScanSegment, i int) (s []byte, node int) {
 	return v.raw[st.off:st.end], int(st.node)
 }
 
+// SegmentStrings is the string values of one segment, read by index like
+// ScanValues.String, fetched once per segment. It is valid as long as the
+// ScanValues is.
+type SegmentStrings struct {
+	strs []scanString
+	v    *ScanValues
+}
+
+// StringsOf returns seg's string values.
+func (v *ScanValues) StringsOf(seg *ScanSegment) SegmentStrings {
+	return SegmentStrings{strs: v.strs[seg.first:seg.end], v: v}
+}
+
+// Len returns how many string values the segment holds.
+func (ss *SegmentStrings) Len() int { return len(ss.strs) }
+
+// Size returns the length of the i-th string value decoded, without
+// fetching it: a matcher that cannot hit short strings skips them cheaply.
+func (ss *SegmentStrings) Size(i int) int {
+	st := &ss.strs[i]
+	if st.in == inExt {
+		return len(ss.v.ext[st.off])
+	}
+	return int(st.end - st.off)
+}
+
+// At returns the i-th string value, decoded, and its position among the
+// segment's values (1 for the segment's first value): ScanValues.String.
+func (ss *SegmentStrings) At(i int) (s []byte, node int) {
+	st := &ss.strs[i]
+	switch st.in {
+	case inBuf:
+		return ss.v.buf[st.off:st.end], int(st.node)
+	case inExt:
+		s := ss.v.ext[st.off]
+		return unsafe.Slice(unsafe.StringData(s), len(s)), int(st.node)
+	}
+	return ss.v.raw[st.off:st.end], int(st.node)
+}
+
 // reset empties v for another request, keeping its storage unless it grew
 // beyond what the pool keeps.
 func (v *ScanValues) reset() {

@@ -28,8 +28,17 @@ func tableValues(v *engine.ScanValues) (strs []scanValue, segs [][2]int) {
 	for i := range v.Segments() {
 		seg := &v.Segments()[i]
 		segs = append(segs, [2]int{seg.Bid, seg.Nodes})
+		// The per-segment view the scanning gates read must agree with
+		// String on every string; a mismatch shows as an extra value.
+		ss := v.StringsOf(seg)
+		if ss.Len() != seg.Strings() {
+			strs = append(strs, scanValue{Bid: seg.Bid, Str: "SegmentStrings.Len differs"})
+		}
 		for j := range seg.Strings() {
 			s, node := v.String(seg, j)
+			if s2, node2 := ss.At(j); string(s2) != string(s) || node2 != node || ss.Size(j) != len(s) {
+				strs = append(strs, scanValue{Bid: seg.Bid, Node: node, Str: "SegmentStrings.At/Size differ"})
+			}
 			strs = append(strs, scanValue{Bid: seg.Bid, Node: node, Str: string(s), IsS: true})
 		}
 	}

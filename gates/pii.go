@@ -92,10 +92,29 @@ func (g *pii) match(s []byte) string {
 	if len(s) < g.minLen() {
 		return ""
 	}
+	if len(s) < minSSNLen { // too short for an SSN or a phone number
+		if g.email && mayHoldAt(s) && hasEmail(s) {
+			return reasonEmail
+		}
+		return ""
+	}
+	if !g.phone && len(s) <= maxMarkedLen {
+		// The embedded config on a short string: one pass finds whether
+		// it holds an '@', and a '-' three bytes before another '-', without
+		// which hasEmail and hasSSN cannot hit.
+		at, dashes := piiMarks(s)
+		if g.email && at && hasEmail(s) {
+			return reasonEmail
+		}
+		if g.ssn && dashes && hasSSN(s) {
+			return reasonSSN
+		}
+		return ""
+	}
 	if g.email && hasEmail(s) {
 		return reasonEmail
 	}
-	if !g.ssn && !g.phone || len(s) < minSSNLen {
+	if !g.ssn && !g.phone {
 		return ""
 	}
 	if !g.phone { // the embedded config: SSNs found from their dashes
@@ -273,10 +292,57 @@ func hasSSN(s []byte) bool {
 		if a := h - 3; s[h+3] == '-' && digitAt(s, a) && digitAt(s, a+1) && digitAt(s, a+2) && isSSNAt(s, a) {
 			return true
 		}
-		from = h + 1
+		// The next SSN's first '-' has three digits before it, so it is
+		// not within three bytes of this '-'.
+		from = h + 4
 	}
 	return false
 }
+
+// maxMarkedLen is the longest string piiMarks reads: on longer ones
+// bytes.IndexByte's vector loop costs less than a word at a time.
+const maxMarkedLen = 32
+
+// piiMarks reports whether s, of minSSNLen bytes or more, may hold an '@',
+// and a '-' three bytes before another '-' (as every SSN does), reading it a
+// word at a time: false means it holds none.
+func piiMarks(s []byte) (at, dashes bool) {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	const ats, dash = ones * '@', ones * '-'
+	n := len(s)
+	var fa, fd uint64
+	for i := 0; i+11 <= n; i += 8 {
+		x, y := binary.LittleEndian.Uint64(s[i:]), binary.LittleEndian.Uint64(s[i+3:])
+		fa |= zeroBytes(x ^ ats)
+		fd |= zeroBytes(x^dash) & zeroBytes(y^dash)
+	}
+	// The last 11 bytes, which the words above may have left out: '-' at
+	// n-11 to n-4 three bytes before another, '@' at n-11 to n-1.
+	x, y := binary.LittleEndian.Uint64(s[n-11:]), binary.LittleEndian.Uint64(s[n-8:])
+	fa |= zeroBytes(x^ats) | zeroBytes(y^ats)
+	fd |= zeroBytes(x^dash) & zeroBytes(y^dash)
+	return fa&high != 0, fd&high != 0
+}
+
+// mayHoldAt reports whether s, of 4 to 16 bytes, holds an '@', from two
+// words that overlap.
+func mayHoldAt(s []byte) bool {
+	const ats = 0x0101010101010101 * '@'
+	n := len(s)
+	var x, y uint64
+	if n >= 8 {
+		x, y = binary.LittleEndian.Uint64(s), binary.LittleEndian.Uint64(s[n-8:])
+	} else {
+		// The upper bytes, zero, differ from '@'.
+		x, y = uint64(binary.LittleEndian.Uint32(s)), uint64(binary.LittleEndian.Uint32(s[n-4:]))
+	}
+	return (zeroBytes(x^ats)|zeroBytes(y^ats))&0x8080808080808080 != 0
+}
+
+// zeroBytes returns a word whose bytes have their high bit set where x has
+// a zero byte, and maybe above one ("Bit Twiddling Hacks", haszero: a
+// borrow may mark a byte above a zero one, never miss one).
+func zeroBytes(x uint64) uint64 { return (x - 0x0101010101010101) &^ x }
 
 // hasDigit reports whether one of the eight bytes of x is an ASCII digit
 // (bytes between '0'-1 and '9'+1, exclusive, with the high bit clear:

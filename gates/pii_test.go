@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"regexp"
 	"testing"
@@ -173,6 +174,41 @@ func TestPIIDifferentialRandom(t *testing.T) {
 	}
 	for _, s := range piiSeeds {
 		checkPIIDifferential(t, []byte(s))
+	}
+}
+
+// TestPIIMarksNeverMiss holds piiMarks and mayHoldAt to what match relies
+// on: piiMarks never says false for a string holding an '@', or a '-' three
+// bytes before another, at any place and length it reads; mayHoldAt is exact.
+func TestPIIMarksNeverMiss(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "-@x1-\x00\xff,"
+	for n := 4; n <= 16; n++ {
+		for range 3000 {
+			s := make([]byte, n)
+			for i := range s {
+				s[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			if bytes.IndexByte(s, '@') >= 0 != mayHoldAt(s) {
+				t.Fatalf("mayHoldAt(%q) = %v", s, mayHoldAt(s))
+			}
+		}
+	}
+	for n := minSSNLen; n <= maxMarkedLen; n++ {
+		for range 3000 {
+			s := make([]byte, n)
+			for i := range s {
+				s[i] = alphabet[r.IntN(len(alphabet))]
+			}
+			wantAt, wantDashes := bytes.IndexByte(s, '@') >= 0, false
+			for h := 0; h+3 < n; h++ {
+				wantDashes = wantDashes || s[h] == '-' && s[h+3] == '-'
+			}
+			at, dashes := piiMarks(s)
+			if wantAt && !at || wantDashes && !dashes {
+				t.Fatalf("piiMarks(%q) = %v, %v; want at least %v, %v", s, at, dashes, wantAt, wantDashes)
+			}
+		}
 	}
 }
 

@@ -147,13 +147,17 @@ func scanResponse(sc scanScope, m stringMatcher, lim scanLimit) {
 // says a hit was reported; stop that the scan must end (a response-level
 // hit that rejects the response).
 func scanSegment(sc scanScope, vals *engine.ScanValues, seg *engine.ScanSegment, m stringMatcher, short int, lim scanLimit) (hit, stop bool) {
-	for j := range seg.Strings() {
-		s, node := vals.String(seg, j)
+	// Strings shorter than short are skipped before they are fetched; the
+	// positions grow, so the first longer one over the budget ends the scan
+	// as the first string over it would.
+	strs := vals.StringsOf(seg)
+	for j := range strs.Len() {
+		if strs.Size(j) < short {
+			continue
+		}
+		s, node := strs.At(j)
 		if seg.Before+node > lim.maxNodes {
 			break
-		}
-		if len(s) < short {
-			continue
 		}
 		reason := m.match(s)
 		if reason == "" {
