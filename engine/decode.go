@@ -186,7 +186,9 @@ func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
 }
 
 func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
-	trimmed := bytes.TrimSpace(data)
+	// JSON's white space only: a form feed or a no-break space before
+	// null is a document encoding/json refuses, not a no-bid.
+	trimmed := bytes.Trim(data, jsonSpace)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		m.info.Empty = true
 		return nil
@@ -312,9 +314,12 @@ func (m *messages) shadowedBids(d *decoder, wire []wireSeatBid) error {
 // Info returns what the response decoder recorded.
 func (e *Eval) Info() ResponseInfo { return e.msgs.info }
 
+// jsonSpace is the white space JSON allows between tokens.
+const jsonSpace = " \t\n\r"
+
 func isEmptyObject(b []byte) bool {
 	if len(b) < 2 || b[0] != '{' {
 		return false
 	}
-	return len(bytes.TrimSpace(b[1:len(b)-1])) == 0
+	return len(bytes.Trim(b[1:len(b)-1], jsonSpace)) == 0
 }

@@ -102,12 +102,18 @@ func TestDecodeResponseRecords(t *testing.T) {
 }
 
 func TestDecodeResponseEmptyAndLimits(t *testing.T) {
-	for _, doc := range []string{``, " \n\t", `null`, ` { } `} {
+	for _, doc := range []string{``, " \n\t", `null`, ` { } `, "\r\n null \t", "{\r\n}"} {
 		e, err := decodeResp(t, doc, 1000)
 		require.NoError(t, err, "%q is a no-bid", doc)
 		require.True(t, e.Info().Empty, doc)
 		require.True(t, e.In.ResponseEmpty, doc)
 		require.NotNil(t, e.In.Response)
+	}
+	// White space JSON does not allow (encoding/json refuses these): a
+	// broken document, not a no-bid.
+	for _, doc := range []string{"\fnull", "\vnull", "null\u00a0", "\u0085", "{\f}"} {
+		_, err := decodeResp(t, doc, 1000)
+		require.Error(t, err, "%q", doc)
 	}
 	e, err := decodeResp(t, `{"id":"x"}`, 1000)
 	require.NoError(t, err)
