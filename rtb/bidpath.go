@@ -1,7 +1,6 @@
 package rtb
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"math"
@@ -327,7 +326,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		upstreamFailed(ctx, up, kindTooLarge)
 		return
 	}
-	if len(bytes.TrimSpace(rbody)) == 0 {
+	if jsonraw.SkipSpace(rbody, 0) == len(rbody) { // JSON's white space only: the decoder's no-bid
 		answer204(ctx, up.m, outNoBid)
 		return
 	}

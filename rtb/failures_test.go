@@ -149,6 +149,8 @@ func TestBidderFailuresAnswered204ByTheDeadline(t *testing.T) {
 	f("blank 200", "", testbidder.Answer(200, []byte(" \r\n")), "")
 	f("{}", "", testbidder.Answer(200, []byte(`{}`)), "")
 	f("null", "", testbidder.Answer(200, []byte(`null`)), "")
+	f("form feed, not JSON white space", "bad_json", testbidder.Answer(200, []byte("\f")), "")
+	f("form feed before null", "bad_json", testbidder.Answer(200, []byte("\fnull")), "")
 	f("no bids", "", testbidder.Answer(200, []byte(`{"id":"req-typical-1","seatbid":[]}`)), "")
 	f("malformed JSON", "bad_json", testbidder.Answer(200, []byte(`{"id":"r","seatbid":[`)), "")
 	f("wrong type", "bad_json", testbidder.Answer(200, []byte(`{"id":"r","seatbid":[{"bid":[{"id":"b","impid":"1","price":"1.5"}]}]}`)), "")
