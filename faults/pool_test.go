@@ -240,9 +240,23 @@ func closedLoop(t testing.TB, p *proc, conns int, dur time.Duration, body []byte
 
 // sheds reads the process's shed counters (budget and inflight together).
 func sheds(t testing.TB, p *proc) float64 {
+	budget, inflight := shedsBy(t, p)
+	return budget + inflight
+}
+
+// bidderTime reads the sum and count of bidguard's bidder call durations.
+func bidderTime(t testing.TB, p *proc) (sum, count float64) {
 	t.Helper()
 	m := p.metrics()
-	return metricIn(t, m, `bidguard_shed_total{reason="budget"}`) + metricIn(t, m, `bidguard_shed_total{reason="inflight"}`)
+	return metricIn(t, m, `bidguard_upstream_duration_seconds_sum{upstream="dsp"}`), metricIn(t, m, `bidguard_upstream_duration_seconds_count{upstream="dsp"}`)
+}
+
+// shedsBy reads the process's shed counters by reason: the request's own
+// budget gone, or the in-flight limit (the governor's, the queue-time gate).
+func shedsBy(t testing.TB, p *proc) (budget, inflight float64) {
+	t.Helper()
+	m := p.metrics()
+	return metricIn(t, m, `bidguard_shed_total{reason="budget"}`), metricIn(t, m, `bidguard_shed_total{reason="inflight"}`)
 }
 
 // TestBoundedPool: an exchange whose pool of connections is bounded offers
@@ -293,10 +307,11 @@ func TestBoundedPool(t *testing.T) {
 					capacity, cpuServed, shed, 100*shed/(3*capacity))
 				assert.Less(t, shed, 0.001*3*capacity, "no shed at the closed-loop saturation point")
 				// 80% of the capacity over the largest pool: no shed.
-				before = sheds(t, p)
+				b0, i0 := shedsBy(t, p)
 				res := runPool(t, poolSpec{addr: p.addr, body: body, conns: 256, rate: 0.8 * capacity, dur: 3 * time.Second, tmaxMs: poolTmax, warmup: time.Second})
-				shed = sheds(t, p) - before
-				t.Logf("80%% of capacity (%.0f/s) over 256 connections: %s; shed %.0f, warm-up included", 0.8*capacity, res, shed)
+				b1, i1 := shedsBy(t, p)
+				shed = b1 - b0 + i1 - i0
+				t.Logf("80%% of capacity (%.0f/s) over 256 connections: %s; shed %.0f (budget %.0f, in flight %.0f), warm-up included", 0.8*capacity, res, shed, b1-b0, i1-i0)
 				assert.Less(t, shed, 0.001*float64(res.answered), "no shed at 80%% of capacity")
 				// What a shed costs: every request with tmax 20 is shed
 				// (its budget is under minBidderMs).
@@ -308,11 +323,15 @@ func TestBoundedPool(t *testing.T) {
 			require.Positive(t, capacity, "the capacity is measured first")
 			for _, conns := range []int{64, 256} {
 				for _, times := range []float64{2, 4} {
-					before := sheds(t, p)
+					b0, i0 := shedsBy(t, p)
+					s0, n0 := bidderTime(t, p)
 					res := runPool(t, poolSpec{addr: p.addr, body: body, conns: conns, rate: times * capacity, dur: 4 * time.Second, tmaxMs: poolTmax, warmup: time.Second})
-					shed := sheds(t, p) - before
-					t.Logf("%.0fx capacity (%.0f/s) over %d connections, bidder %v: %s; shed %.0f, warm-up included (%.1f%% of the answers counted); in-flight limit now %.0f",
-						times, times*capacity, conns, tc.latency, res, shed, 100*shed/float64(max(res.answered, 1)),
+					b1, i1 := shedsBy(t, p)
+					s1, n1 := bidderTime(t, p)
+					shed := b1 - b0 + i1 - i0
+					t.Logf("%.0fx capacity (%.0f/s) over %d connections, bidder %v (mean call as bidguard saw it %v): %s; shed %.0f (budget %.0f, in flight %.0f), warm-up included (%.1f%% of the answers counted); in-flight limit now %.0f",
+						times, times*capacity, conns, tc.latency, time.Duration((s1-s0)/max(n1-n0, 1)*float64(time.Second)).Round(10*time.Microsecond),
+						res, shed, b1-b0, i1-i0, 100*shed/float64(max(res.answered, 1)),
 						p.metric("bidguard_inflight_limit"))
 					require.Zero(t, res.errors)
 					assert.Zero(t, res.lateAdmitted, "no admitted request answered after its deadline (+%v)", deadlineTolerance)
