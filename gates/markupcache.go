@@ -155,14 +155,20 @@ func readTimed(adm []byte, r markup.Reading, lim markup.Limits) markupVerdict {
 		r = markup.Sniff(adm)
 	}
 	f, insecure := markup.Read(adm, r, lim)
-	return markupVerdict{finding: f, insecure: insecure, cost: uint16(min(time.Since(start)/costUnit, 1<<16-1))}
+	return markupVerdict{finding: f, insecure: insecure, cost: costOf(time.Since(start))}
 }
+
+// costOf is a reading time d in costUnit, saturating.
+func costOf(d time.Duration) uint16 { return uint16(min(d/costUnit, 1<<16-1)) }
+
+// lookupCost is the valve's model of a lookup of n bytes.
+func lookupCost(n int) time.Duration { return lookupFixed + time.Duration(n/lookupPerByte) }
 
 // count adds a lookup of n bytes to the window; the lookup that ends the
 // window weighs it: the cache turns off when its hits saved less than its
 // lookups cost, and on when they saved at least as much.
 func (va *cacheValve) count(n int, hit bool, cost uint16) {
-	va.spent.Add(int64(lookupFixed) + int64(n/lookupPerByte))
+	va.spent.Add(int64(lookupCost(n)))
 	if hit {
 		va.saved.Add(int64(cost) * int64(costUnit))
 	}

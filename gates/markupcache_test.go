@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/bidguard/bidguard/engine"
 	"github.com/bidguard/bidguard/gates/markup"
@@ -191,4 +192,32 @@ func BenchmarkReadMarkupDistinct(b *testing.B) {
 			}
 		})
 	}
+}
+
+// The valve's arithmetic: a reading's cost in costUnit (saturating), a
+// lookup's modelled cost, and a window's verdict: on exactly when the hits
+// saved at least what the lookups cost.
+func TestMarkupValveWeighs(t *testing.T) {
+	for d, want := range map[time.Duration]uint16{
+		0: 0, 63: 0, 64: 1, 640: 10, 65535 * costUnit: 65535, 65536 * costUnit: 65535, time.Second: 65535,
+	} {
+		require.Equal(t, want, costOf(d), "%v", d)
+	}
+	require.Equal(t, 600*time.Nanosecond, lookupCost(0))
+	require.Equal(t, 700*time.Nanosecond, lookupCost(400))
+	require.Equal(t, 1600*time.Nanosecond, lookupCost(4000))
+
+	var va cacheValve
+	window := func(n int, hit bool, cost uint16) bool {
+		for range valveWindow {
+			va.count(n, hit, cost)
+		}
+		require.Zero(t, va.lookups.Load(), "the window's last lookup weighs it and starts the next")
+		return !va.off.Load()
+	}
+	require.True(t, window(0, true, 10), "640 ns saved a lookup of 600: on")
+	require.False(t, window(256, true, 10), "640 ns saved a lookup of 664: off")
+	require.True(t, window(0, true, 10), "and on again")
+	require.False(t, window(0, false, 10), "misses save nothing")
+	require.True(t, window(4000, true, 25), "1600 ns saved a lookup of 1600 (4,000 bytes): on")
 }
