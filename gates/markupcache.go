@@ -136,7 +136,7 @@ func (mr *markupReader) read(adm []byte, r markup.Reading, lim markup.Limits, ve
 	va := &mr.valve
 	if va.off.Load() && maphash.Bytes(va.seed, adm)%valveSample != 0 {
 		va.bypassed.Add(1)
-		return readTimed(adm, r, lim)
+		return readPlain(adm, r, lim) // no cost: nothing will weigh it
 	}
 	k := mr.hasher.Sum(version, adm)
 	v, hit := mr.cache.Get(k)
@@ -151,11 +151,18 @@ func (mr *markupReader) read(adm []byte, r markup.Reading, lim markup.Limits, ve
 // readTimed reads adm and notes what the reading cost.
 func readTimed(adm []byte, r markup.Reading, lim markup.Limits) markupVerdict {
 	start := time.Now()
+	v := readPlain(adm, r, lim)
+	v.cost = costOf(time.Since(start))
+	return v
+}
+
+// readPlain reads adm (0: the readings markup.Sniff finds).
+func readPlain(adm []byte, r markup.Reading, lim markup.Limits) markupVerdict {
 	if r == 0 {
 		r = markup.Sniff(adm)
 	}
 	f, insecure := markup.Read(adm, r, lim)
-	return markupVerdict{finding: f, insecure: insecure, cost: costOf(time.Since(start))}
+	return markupVerdict{finding: f, insecure: insecure}
 }
 
 // costOf is a reading time d in costUnit, saturating.
