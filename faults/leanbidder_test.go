@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,8 +30,6 @@ import (
 type leanBidder struct {
 	addr    string
 	latency time.Duration
-	calls   atomic.Int64
-	ln      net.Listener
 	quit    chan struct{} // closed when the test ends
 	wg      sync.WaitGroup
 	// answer is the response body with idMark where the request id goes
@@ -99,7 +96,7 @@ func newLeanBidder(t testing.TB, latency time.Duration) *leanBidder {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	b := &leanBidder{addr: ln.Addr().String(), latency: latency, ln: ln, quit: make(chan struct{}), answer: leanAnswer(t)}
+	b := &leanBidder{addr: ln.Addr().String(), latency: latency, quit: make(chan struct{}), answer: leanAnswer(t)}
 	b.wg.Add(1)
 	go func() {
 		defer b.wg.Done()
@@ -147,7 +144,6 @@ func (b *leanBidder) serve(c net.Conn) {
 		if err != nil {
 			return
 		}
-		b.calls.Add(1)
 		n++
 		out = b.appendAnswer(out[:0], requestID(body), n)
 		if b.latency > 0 {

@@ -151,15 +151,22 @@ func lruHitRate(size, creatives, n int) float64 {
 	return 100 * float64(hits) / float64(n)
 }
 
-// BenchmarkMiss is a Get of a key the cache does not hold, the cache full
-// and as large as the markup gates' (1<<17 entries): the lookup of a
-// distinct creative, whose cost is mostly memory reads.
-func BenchmarkMiss(b *testing.B) {
+// fullCache is a cache as large as the markup gates' (1<<17 entries), full
+// of keys of version 1, and its hasher.
+func fullCache() (*Hasher, *Cache[verdict]) {
 	h := NewHasher()
 	c, _ := New[verdict](1 << 17)
 	for i := range 1 << 18 {
 		c.Put(h.Sum(1, []byte(strconv.Itoa(i))), verdict{})
 	}
+	return h, c
+}
+
+// BenchmarkMiss is a Get of a key the cache does not hold, the cache full
+// and as large as the markup gates' (1<<17 entries): the lookup of a
+// distinct creative, whose cost is mostly memory reads.
+func BenchmarkMiss(b *testing.B) {
+	h, c := fullCache()
 	misses := make([]Key, 1<<16)
 	for i := range misses {
 		misses[i] = h.Sum(2, []byte(strconv.Itoa(i)))
@@ -178,11 +185,7 @@ func BenchmarkMiss(b *testing.B) {
 // a Get that misses, then a Put of its verdict (evicting, the cache full),
 // on a cache of their size.
 func BenchmarkMissPut(b *testing.B) {
-	h := NewHasher()
-	c, _ := New[verdict](1 << 17)
-	for i := range 1 << 18 {
-		c.Put(h.Sum(1, []byte(strconv.Itoa(i))), verdict{})
-	}
+	h, c := fullCache()
 	keys := make([]Key, 1<<20)
 	for i := range keys {
 		keys[i] = h.Sum(2, []byte(strconv.Itoa(i)))
