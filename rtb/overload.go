@@ -37,7 +37,9 @@ import (
 //     cannot: each request then looks fresh when it arrives, but every
 //     connection holds one at all times and they wait for a core inside
 //     bidguard. While the queue is over queueTarget (two ticks in a row: one
-//     long tick may be the process not being run) the limit drops in
+//     long tick may be the process not being run; and on average over the
+//     last queueWindow ticks: a slow bidder's answers arriving in waves make
+//     bursts of queue that are not an overload) the limit drops in
 //     proportion (at most by half a tick), so requests beyond it are
 //     answered 204 at once (shed reason "inflight"): a shed costs a small
 //     fraction of a served request, the CPU queue empties, and the
@@ -89,6 +91,10 @@ const (
 	// queueTarget is the mean number of requests in bidguard's own phases
 	// the governor allows (see above).
 	queueTarget = 96
+	// queueWindow is how many ticks the queue is also averaged over before
+	// a cut: a queue over target in a burst shorter than that (a slow
+	// bidder's answers arriving in waves) is not an overload.
+	queueWindow = 5
 )
 
 // queueInterval is how long queue times must stay over target before the
@@ -124,12 +130,14 @@ const maxSchedReserve = 100 * time.Millisecond
 // limit and tail are read on every request (atomic loads); the controller
 // goroutine writes them.
 type governor struct {
-	limit   atomic.Int64 // 0: not constrained (limits.maxInFlight applies)
-	answers atomic.Int64 // admitted requests answered since the last tick
-	tight   atomic.Int64 // of which with less than tightSlack to spare
-	tail    atomic.Int64 // p99 run-queue latency of the last tick, ns
-	own     atomic.Int64 // ns of own time of the requests answered since the last tick
-	over    bool         // the last tick's queue was over queueTarget (controller only)
+	limit   atomic.Int64         // 0: not constrained (limits.maxInFlight applies)
+	answers atomic.Int64         // admitted requests answered since the last tick
+	tight   atomic.Int64         // of which with less than tightSlack to spare
+	tail    atomic.Int64         // p99 run-queue latency of the last tick, ns
+	own     atomic.Int64         // ns of own time of the requests answered since the last tick
+	over    bool                 // the last tick's queue was over queueTarget (controller only)
+	recent  [queueWindow]float64 // the last ticks' queues, a ring (controller only)
+	ticks   int                  // ticks adjusted (controller only)
 
 	sample []metrics.Sample
 	prev   []uint64
@@ -200,7 +208,8 @@ func (g *governor) run(stop <-chan struct{}, inflight func() int64, ceiling func
 // adjust is one step of the controller, given the tick's answers, how many
 // of them were tight and the tick's queue. When the queue was over
 // queueTarget this tick and the one before (one long tick, such as the
-// process not being run for a while, is not an overload), the limit drops
+// process not being run for a while, is not an overload) and its mean over
+// the last queueWindow ticks is too (a burst is not), the limit drops
 // to the lower of itself and the requests in flight, scaled by
 // queueTarget/queue (at most by half); when more than tightShare of the
 // answers were tight, to 3/4 of that (the lower of the two when both
@@ -215,8 +224,10 @@ func (g *governor) adjust(answers, tight, inflight, ceiling int64, queue float64
 	if answers >= minAnswers && float64(tight) > tightShare*float64(answers) {
 		factor = 0.75
 	}
+	g.recent[g.ticks%queueWindow] = queue
+	g.ticks++
 	over := queue > queueTarget
-	if over && g.over {
+	if over && g.over && g.windowMean() > queueTarget {
 		factor = min(factor, max(queueTarget/queue, 0.5))
 	}
 	g.over = over
@@ -238,6 +249,16 @@ func (g *governor) adjust(answers, tight, inflight, ceiling int64, queue float64
 		next = 0
 	}
 	g.limit.Store(next)
+}
+
+// windowMean is the mean queue of the last queueWindow ticks (the ticks
+// before the first count as empty).
+func (g *governor) windowMean() float64 {
+	sum := 0.0
+	for _, q := range g.recent {
+		sum += q
+	}
+	return sum / queueWindow
 }
 
 // read returns the 90th and 99th percentiles of the run-queue latency since

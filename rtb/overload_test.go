@@ -96,6 +96,29 @@ func TestGovernorQueue(t *testing.T) {
 	require.Equal(t, 22, g.effective(2048))
 }
 
+// TestGovernorIgnoresBursts: a slow bidder's answers arrive in waves, and
+// each wave makes a burst of queue over the target for a tick or two; the
+// mean over queueWindow ticks stays under it, so nothing is cut. A queue
+// that stays over the target is cut once the mean reaches it.
+func TestGovernorIgnoresBursts(t *testing.T) {
+	g := newGovernor()
+	for wave := 0; wave < 20; wave++ {
+		for _, q := range []float64{queueTarget * 1.6, queueTarget * 1.6, 5, 5} {
+			g.adjust(1000, 0, 256, 2048, q)
+			require.Equal(t, 2048, g.effective(2048), "wave %d: a burst is not an overload", wave)
+		}
+	}
+	// A queue just over target, sustained: held, then cut when the window's
+	// mean is over target too (with the wave's last ticks in the window, the
+	// fourth).
+	for i := 0; i < 3; i++ {
+		g.adjust(1000, 0, 256, 2048, queueTarget*1.5)
+		require.Equal(t, 2048, g.effective(2048), "tick %d: the window's mean is under target", i)
+	}
+	g.adjust(1000, 0, 256, 2048, queueTarget*1.5)
+	require.Equal(t, 170, g.effective(2048), "sustained: 256 scaled by 1/1.5")
+}
+
 // TestOwnTimeExcludesTheBidder: the queue counts bidguard's own time of
 // every answered request, not the time the bidder takes.
 func TestOwnTimeExcludesTheBidder(t *testing.T) {
