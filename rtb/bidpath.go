@@ -24,6 +24,14 @@ const (
 
 var strZero = []byte("0")
 
+// The keys of the headers bidguard sets on its answers, in fasthttp's
+// canonical form (TestHeaderKeysCanonical), for SetCanonical: the same
+// header as SetBytesV would set, without normalizing a copy of the key.
+var (
+	keyConfig   = []byte(hdrConfig)
+	keyRejected = []byte(hdrRejected)
+)
+
 // handle is the exchange-facing handler: routing and the checks of the HTTP
 // behaviour table that need no body, then the bid path. Every panic under it
 // is recovered by finish.
@@ -38,7 +46,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	}
 	st := s.stateFor(snap)
 	c.st = st
-	ctx.Response.Header.SetBytesV(hdrConfig, st.version)
+	ctx.Response.Header.SetCanonical(keyConfig, st.version)
 	up := st.route(ctx.Path())
 	um := s.meters.none
 	if up != nil {
@@ -366,7 +374,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	}
 
 	var nb [20]byte
-	ctx.Response.Header.SetBytesV(hdrRejected, strconv.AppendInt(nb[:0], int64(removed(c.ev, out)), 10))
+	ctx.Response.Header.SetCanonical(keyRejected, strconv.AppendInt(nb[:0], int64(removed(c.ev, out)), 10))
 	if answer == nil {
 		o := outNoBid
 		if !out.Passed() {
@@ -474,7 +482,7 @@ func tooLarge(ctx *fasthttp.RequestCtx, um *upstreamMeters, limit int) {
 
 // answer204 is a no-bid answer before or without judging.
 func answer204(ctx *fasthttp.RequestCtx, um *upstreamMeters, o outcome) {
-	ctx.Response.Header.SetBytesV(hdrRejected, strZero)
+	ctx.Response.Header.SetCanonical(keyRejected, strZero)
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 	ctx.Response.ResetBody()
 	um.requests[o].Inc()
@@ -497,7 +505,7 @@ func upstreamFailed(ctx *fasthttp.RequestCtx, up *upstream, k errKind) {
 	if k == kindTimeout {
 		status = fasthttp.StatusGatewayTimeout
 	}
-	ctx.Response.Header.SetBytesV(hdrRejected, strZero)
+	ctx.Response.Header.SetCanonical(keyRejected, strZero)
 	ctx.SetStatusCode(status)
 	ctx.Response.Header.SetContentTypeBytes(textType)
 	ctx.Response.SetBodyString(failureText[k])
@@ -519,7 +527,7 @@ func (s *Server) recovered(ctx *fasthttp.RequestCtx, c *call, r any) {
 	ctx.Response.Reset()
 	ctx.Response.Header.SetNoDefaultContentType(true)
 	if c.st != nil {
-		ctx.Response.Header.SetBytesV(hdrConfig, c.st.version)
+		ctx.Response.Header.SetCanonical(keyConfig, c.st.version)
 	}
 	um := c.um
 	if um == nil {
@@ -545,7 +553,7 @@ func (s *Server) handleError(ctx *fasthttp.RequestCtx, err error) {
 	maxBody := s.srv.MaxRequestBodySize
 	if snap := s.holder.Load(); snap != nil {
 		st := s.stateFor(snap)
-		ctx.Response.Header.SetBytesV(hdrConfig, st.version)
+		ctx.Response.Header.SetCanonical(keyConfig, st.version)
 		if up := st.route(ctx.Path()); up != nil {
 			um = up.m
 		}
