@@ -103,14 +103,15 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	d := arrival.Add(time.Duration(tMs-int64(dl.ReturnMarginMs)) * time.Millisecond)
-	if slack := time.Until(d); slack-c.reserve < time.Duration(dl.MinBidderMs)*time.Millisecond {
+	now := time.Now() // read by the budget check and the queue-time gate
+	if slack := d.Sub(now); slack-c.reserve < time.Duration(dl.MinBidderMs)*time.Millisecond {
 		// The governor counts the answer: one that leaves past D (the
 		// request queued too long) is a sign of overload.
 		s.gov.answered(slack)
 		s.shed(ctx, um, shedBudget)
 		return
 	}
-	if !connAdmit(ctx.Conn(), arrival, time.Duration(tMs)*time.Millisecond) {
+	if !connAdmit(ctx.Conn(), now, arrival, time.Duration(tMs)*time.Millisecond) {
 		s.shed(ctx, um, shedInflight)
 		return
 	}
@@ -288,8 +289,8 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.oresp = fasthttp.AcquireResponse()
 	head, obody := s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	start := time.Now()
-	kind, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, now.Add(budget))
-	latency := time.Since(start)
+	kind, end, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, start, now.Add(budget))
+	latency := end.Sub(start)
 	c.waited = latency
 	c.stage = stageHandler
 	if err != nil && errors.Is(err, errBreakerOpen) {
@@ -339,8 +340,12 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		return
 	}
 	// Every answer leaves by D: an answer that cannot be judged in the time
-	// left is dropped unjudged.
-	judgeStart := time.Now()
+	// left is dropped unjudged. Judging starts when the call ended, or,
+	// after a decompression, now.
+	judgeStart := end
+	if c.respBuf != nil {
+		judgeStart = time.Now()
+	}
 	if !s.cost.fits(len(rbody), judgeStart, deadline) {
 		s.shed(ctx, up.m, shedDeadline)
 		return
@@ -367,7 +372,9 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		s.capt(up.name, st.snap, c.ev, out)
 	}
 	answer := c.ev.Body()
-	s.cost.observe(len(rbody), time.Since(judgeStart))
+	if s.cost.learns(len(rbody)) {
+		s.cost.observe(len(rbody), time.Since(judgeStart))
+	}
 	s.meters.record(st.snap, st.m, c.ev, out)
 	if out.NumHits() > 0 {
 		s.rejects.record(st.snap.Config.Log.RejectionRate(), up.name, c.ev.In.Request.ID, out)
