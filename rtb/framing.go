@@ -164,17 +164,18 @@ func (f *framer) scan(p []byte) (ok int, starts int, err *framingError) {
 			switch {
 			case c == '\r':
 				f.st = fEndCR
+				continue
 			case c == '\n':
 				return f.fail(i, starts, errBareLF)
 			case c == ' ' || c == '\t':
 				return f.fail(i, starts, errObsFold)
 			case !tchar[c]:
 				return f.fail(i, starts, errFieldName)
-			default:
-				f.st = fName
-				f.nameLen = 0
-				f.addName(c)
 			}
+			// A field name starts here: read on in fName's loop.
+			f.st = fName
+			f.nameLen = 0
+			fallthrough
 		case fName:
 			// The name's token characters are found in a loop of their
 			// own, then its first bytes kept as addName keeps them.
@@ -211,6 +212,15 @@ func (f *framer) scan(p []byte) (ok int, starts int, err *framingError) {
 			}
 			switch c {
 			case '\r':
+				if f.field == fieldOther && i+1 < len(p) && p[i+1] == '\n' {
+					// The line's CRLF at once: what lineEnd and fieldEnd
+					// do for a field that is not a framing one (the fields
+					// before it left no error, so the framing is still
+					// consistent).
+					i++
+					f.st = fLineStart
+					continue
+				}
 				f.st = fValueCR
 			case '\n':
 				return f.fail(i, starts, errBareLF)
