@@ -290,7 +290,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	head, obody := s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	start := time.Now()
 	kind, end, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, start, now.Add(budget))
-	latency := end.Sub(start)
+	latency := end - start.Sub(epoch) // end is monotonic()
 	c.waited = latency
 	c.stage = stageHandler
 	if err != nil && errors.Is(err, errBreakerOpen) {
@@ -342,7 +342,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	// Every answer leaves by D: an answer that cannot be judged in the time
 	// left is dropped unjudged. Judging starts when the call ended, or,
 	// after a decompression, now.
-	judgeStart := end
+	judgeStart := epoch.Add(end)
 	if c.respBuf != nil {
 		judgeStart = time.Now()
 	}

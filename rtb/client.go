@@ -83,10 +83,11 @@ const maxInterim = 8
 // retried. A non-nil error comes with its bidguard_upstream_errors_total kind.
 //
 // start is the caller's clock reading just before the call, which the pool
-// takes as the time it looks at its idle connections; end is the one taken
-// when the call ended (the connection given back), which the pool takes as
-// the time the connection went idle: one clock reading each, shared.
-func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, start, deadline time.Time, resends *metrics.Counter) (kind errKind, end time.Time, err error) {
+// takes as the time it looks at its idle connections; end (monotonic()) is
+// the one taken when the call ended (the connection given back), which the
+// pool takes as the time the connection went idle: one clock reading each,
+// shared.
+func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, start, deadline time.Time, resends *metrics.Counter) (kind errKind, end time.Duration, err error) {
 	resent := false
 	var held *conn // the connection in use, closed if a panic unwinds past it
 	defer func() {
@@ -98,7 +99,7 @@ func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, s
 	for {
 		c, reused, err := p.acquire(now, deadline, resent)
 		if err != nil {
-			return dialKind(err), time.Now(), err
+			return dialKind(err), monotonic(), err
 		}
 		held = c
 		if err := c.write(head, body); err != nil {
@@ -109,7 +110,7 @@ func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, s
 				resends.Inc()
 				continue
 			}
-			return readKind(err), time.Now(), fmt.Errorf("upstream: write: %w", err)
+			return readKind(err), monotonic(), fmt.Errorf("upstream: write: %w", err)
 		}
 		if _, err := c.br.Peek(1); err != nil {
 			held = nil
@@ -119,7 +120,7 @@ func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, s
 				resends.Inc()
 				continue
 			}
-			return readKind(err), time.Now(), fmt.Errorf("upstream: no answer: %w", err)
+			return readKind(err), monotonic(), fmt.Errorf("upstream: no answer: %w", err)
 		}
 		err = readResponse(c.br, resp, maxBody)
 		keep := err == nil && keepAlive(resp)
@@ -129,8 +130,8 @@ func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, s
 			p.m.closed[closedStray].Inc()
 		}
 		held = nil
-		end = time.Now()
-		p.release(c, keep, end.Sub(epoch))
+		end = monotonic()
+		p.release(c, keep, end)
 		if err != nil {
 			return readKind(err), end, err
 		}

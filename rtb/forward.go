@@ -291,14 +291,14 @@ var errBreakerOpen = errors.New("upstream: circuit breaker open")
 // end) through the upstream's circuit breaker, which it tells the outcome,
 // and logs failures (rate-limited). A refused call returns errBreakerOpen
 // at once, ending at start.
-func (up *upstream) call(head, body []byte, resp *fasthttp.Response, maxBody int, start, deadline time.Time) (errKind, time.Time, error) {
+func (up *upstream) call(head, body []byte, resp *fasthttp.Response, maxBody int, start, deadline time.Time) (errKind, time.Duration, error) {
 	p := up.pool
 	brk := p.brk
 	trial, reported := false, false
 	if brk != nil {
 		var ok bool
 		if ok, trial = brk.allow(); !ok {
-			return 0, start, errBreakerOpen
+			return 0, start.Sub(epoch), errBreakerOpen
 		}
 		defer func() {
 			if !reported { // a panic unwinds: the call tells nothing
