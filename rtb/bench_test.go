@@ -142,7 +142,8 @@ func BenchmarkUpstreamClient(b *testing.B) {
 			resends := newMeters().none.resends
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := p.do(head, body, resp, 1<<20, time.Now().Add(time.Second), resends); err != nil {
+				now := time.Now()
+				if _, _, err := p.do(head, body, resp, 1<<20, now, now.Add(time.Second), resends); err != nil {
 					b.Fatal(err)
 				}
 			}

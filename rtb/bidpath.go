@@ -24,6 +24,14 @@ const (
 
 var strZero = []byte("0")
 
+// The keys of the headers bidguard sets on its answers, in fasthttp's
+// canonical form (TestHeaderKeysCanonical), for SetCanonical: the same
+// header as SetBytesV would set, without normalizing a copy of the key.
+var (
+	keyConfig   = []byte(hdrConfig)
+	keyRejected = []byte(hdrRejected)
+)
+
 // handle is the exchange-facing handler: routing and the checks of the HTTP
 // behaviour table that need no body, then the bid path. Every panic under it
 // is recovered by finish.
@@ -38,7 +46,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 	}
 	st := s.stateFor(snap)
 	c.st = st
-	ctx.Response.Header.SetBytesV(hdrConfig, st.version)
+	ctx.Response.Header.SetCanonical(keyConfig, st.version)
 	up := st.route(ctx.Path())
 	um := s.meters.none
 	if up != nil {
@@ -95,14 +103,15 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		}
 	}
 	d := arrival.Add(time.Duration(tMs-int64(dl.ReturnMarginMs)) * time.Millisecond)
-	if slack := time.Until(d); slack-c.reserve < time.Duration(dl.MinBidderMs)*time.Millisecond {
+	now := time.Now() // read by the budget check and the queue-time gate
+	if slack := d.Sub(now); slack-c.reserve < time.Duration(dl.MinBidderMs)*time.Millisecond {
 		// The governor counts the answer: one that leaves past D (the
 		// request queued too long) is a sign of overload.
 		s.gov.answered(slack)
 		s.shed(ctx, um, shedBudget)
 		return
 	}
-	if !connAdmit(ctx.Conn(), arrival, time.Duration(tMs)*time.Millisecond) {
+	if !connAdmit(ctx.Conn(), now, arrival, time.Duration(tMs)*time.Millisecond) {
 		s.shed(ctx, um, shedInflight)
 		return
 	}
@@ -280,8 +289,8 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.oresp = fasthttp.AcquireResponse()
 	head, obody := s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	start := time.Now()
-	kind, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, now.Add(budget))
-	latency := time.Since(start)
+	kind, end, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, start, now.Add(budget))
+	latency := end - start.Sub(epoch) // end is monotonic()
 	c.waited = latency
 	c.stage = stageHandler
 	if err != nil && errors.Is(err, errBreakerOpen) {
@@ -331,8 +340,12 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		return
 	}
 	// Every answer leaves by D: an answer that cannot be judged in the time
-	// left is dropped unjudged.
-	judgeStart := time.Now()
+	// left is dropped unjudged. Judging starts when the call ended, or,
+	// after a decompression, now.
+	judgeStart := epoch.Add(end)
+	if c.respBuf != nil {
+		judgeStart = time.Now()
+	}
 	if !s.cost.fits(len(rbody), judgeStart, deadline) {
 		s.shed(ctx, up.m, shedDeadline)
 		return
@@ -359,14 +372,16 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		s.capt(up.name, st.snap, c.ev, out)
 	}
 	answer := c.ev.Body()
-	s.cost.observe(len(rbody), time.Since(judgeStart))
+	if s.cost.learns(len(rbody)) {
+		s.cost.observe(len(rbody), time.Since(judgeStart))
+	}
 	s.meters.record(st.snap, st.m, c.ev, out)
 	if out.NumHits() > 0 {
 		s.rejects.record(st.snap.Config.Log.RejectionRate(), up.name, c.ev.In.Request.ID, out)
 	}
 
 	var nb [20]byte
-	ctx.Response.Header.SetBytesV(hdrRejected, strconv.AppendInt(nb[:0], int64(removed(c.ev, out)), 10))
+	ctx.Response.Header.SetCanonical(keyRejected, strconv.AppendInt(nb[:0], int64(removed(c.ev, out)), 10))
 	if answer == nil {
 		o := outNoBid
 		if !out.Passed() {
@@ -474,7 +489,7 @@ func tooLarge(ctx *fasthttp.RequestCtx, um *upstreamMeters, limit int) {
 
 // answer204 is a no-bid answer before or without judging.
 func answer204(ctx *fasthttp.RequestCtx, um *upstreamMeters, o outcome) {
-	ctx.Response.Header.SetBytesV(hdrRejected, strZero)
+	ctx.Response.Header.SetCanonical(keyRejected, strZero)
 	ctx.SetStatusCode(fasthttp.StatusNoContent)
 	ctx.Response.ResetBody()
 	um.requests[o].Inc()
@@ -497,7 +512,7 @@ func upstreamFailed(ctx *fasthttp.RequestCtx, up *upstream, k errKind) {
 	if k == kindTimeout {
 		status = fasthttp.StatusGatewayTimeout
 	}
-	ctx.Response.Header.SetBytesV(hdrRejected, strZero)
+	ctx.Response.Header.SetCanonical(keyRejected, strZero)
 	ctx.SetStatusCode(status)
 	ctx.Response.Header.SetContentTypeBytes(textType)
 	ctx.Response.SetBodyString(failureText[k])
@@ -519,7 +534,7 @@ func (s *Server) recovered(ctx *fasthttp.RequestCtx, c *call, r any) {
 	ctx.Response.Reset()
 	ctx.Response.Header.SetNoDefaultContentType(true)
 	if c.st != nil {
-		ctx.Response.Header.SetBytesV(hdrConfig, c.st.version)
+		ctx.Response.Header.SetCanonical(keyConfig, c.st.version)
 	}
 	um := c.um
 	if um == nil {
@@ -545,7 +560,7 @@ func (s *Server) handleError(ctx *fasthttp.RequestCtx, err error) {
 	maxBody := s.srv.MaxRequestBodySize
 	if snap := s.holder.Load(); snap != nil {
 		st := s.stateFor(snap)
-		ctx.Response.Header.SetBytesV(hdrConfig, st.version)
+		ctx.Response.Header.SetCanonical(keyConfig, st.version)
 		if up := st.route(ctx.Path()); up != nil {
 			um = up.m
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/valyala/fasthttp"
 
 	"github.com/bidguard/bidguard/internal/testbidder"
 )
@@ -287,6 +288,48 @@ upstreams:
 	require.EqualValues(t, 2, b.Calls.Load())
 	require.EqualValues(t, 1, sc.metric(`bidguard_requests_total{upstream="a",outcome="no_bid"}`))
 	require.EqualValues(t, 2, sc.metric(`bidguard_requests_total{upstream="catchall",outcome="no_bid"}`))
+}
+
+// TestRouteScan: route answers as the routes map does (the path, else
+// "/"), whether it compares the few routes one by one or hashes the path.
+func TestRouteScan(t *testing.T) {
+	probes := []string{"", "/", "/a", "/a/", "/b", "/bid", "/bid2", "/r7", "/r8", "/r19", "/x", "/A"}
+	for _, n := range []int{0, 1, 2, maxScanRoutes - 1, maxScanRoutes, maxScanRoutes + 1, 20} {
+		for _, catchAll := range []bool{false, true} {
+			st := &state{routes: map[string]*upstream{}}
+			for i := range n {
+				p := fmt.Sprintf("/r%d", i)
+				if i == 0 && catchAll {
+					p = "/"
+				}
+				st.routes[p] = &upstream{name: p, path: p}
+			}
+			st.index()
+			require.Equal(t, n <= maxScanRoutes, st.few != nil, "%d routes", n)
+			for _, p := range probes {
+				want := st.routes[p]
+				if want == nil {
+					want = st.routes["/"]
+				}
+				require.Same(t, want, st.route([]byte(p)), "%d routes (catch-all %v), path %q", n, catchAll, p)
+			}
+		}
+	}
+}
+
+// TestHeaderKeysCanonical: the keys bidguard sets with SetCanonical are
+// those fasthttp's Set would write.
+func TestHeaderKeysCanonical(t *testing.T) {
+	for _, k := range [][]byte{keyConfig, keyRejected} {
+		var h fasthttp.ResponseHeader
+		h.SetNoDefaultContentType(true)
+		h.Set(strings.ToLower(string(k)), "v")
+		var keys []string
+		for key := range h.All() {
+			keys = append(keys, string(key))
+		}
+		require.Equal(t, []string{string(k)}, keys)
+	}
 }
 
 func TestPeekTmax(t *testing.T) {

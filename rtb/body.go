@@ -27,11 +27,21 @@ func appendTmax(dst, body []byte, ms int64, rec *members) (out []byte, ok bool) 
 	if rec != nil && rec.ok {
 		dst = append(dst, `{"tmax":`...)
 		dst = strconv.AppendInt(dst, ms, 10)
-		for _, m := range rec.spans[:rec.n] {
-			if !m.tmax {
-				dst = append(dst, ',')
-				dst = append(dst, body[m.s:m.e]...)
+		spans := rec.spans[:rec.n]
+		for i := 0; i < len(spans); i++ {
+			if spans[i].tmax {
+				continue
 			}
+			// Kept members the body separates by a bare comma are copied
+			// in one append with their commas: the bytes that copying them
+			// one by one, each after a comma, would write.
+			s, e := spans[i].s, spans[i].e
+			for i+1 < len(spans) && !spans[i+1].tmax && spans[i+1].s == e+1 && body[e] == ',' {
+				i++
+				e = spans[i].e
+			}
+			dst = append(dst, ',')
+			dst = append(dst, body[s:e]...)
 		}
 		return append(dst, '}'), true
 	}

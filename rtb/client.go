@@ -81,39 +81,46 @@ const maxInterim = 8
 // request whose write fails, or whose reused connection is closed before
 // any response byte, is sent once more on a new connection; nothing else is
 // retried. A non-nil error comes with its bidguard_upstream_errors_total kind.
-func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, deadline time.Time, resends *metrics.Counter) (errKind, error) {
+//
+// start is the caller's clock reading just before the call, which the pool
+// takes as the time it looks at its idle connections; end (monotonic()) is
+// the one taken when the call ended (the connection given back), which the
+// pool takes as the time the connection went idle: one clock reading each,
+// shared.
+func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, start, deadline time.Time, resends *metrics.Counter) (kind errKind, end time.Duration, err error) {
 	resent := false
 	var held *conn // the connection in use, closed if a panic unwinds past it
 	defer func() {
 		if held != nil {
-			p.release(held, false)
+			p.release(held, false, 0)
 		}
 	}()
+	now := start.Sub(epoch) // monotonic(), as of start
 	for {
-		c, reused, err := p.acquire(deadline, resent)
+		c, reused, err := p.acquire(now, deadline, resent)
 		if err != nil {
-			return dialKind(err), err
+			return dialKind(err), monotonic(), err
 		}
 		held = c
 		if err := c.write(head, body); err != nil {
 			held = nil
-			p.release(c, false)
+			p.release(c, false, 0)
 			if !resent && !isTimeout(err) {
 				resent = true
 				resends.Inc()
 				continue
 			}
-			return readKind(err), fmt.Errorf("upstream: write: %w", err)
+			return readKind(err), monotonic(), fmt.Errorf("upstream: write: %w", err)
 		}
 		if _, err := c.br.Peek(1); err != nil {
 			held = nil
-			p.release(c, false)
+			p.release(c, false, 0)
 			if reused && !resent && !isTimeout(err) {
 				resent = true
 				resends.Inc()
 				continue
 			}
-			return readKind(err), fmt.Errorf("upstream: no answer: %w", err)
+			return readKind(err), monotonic(), fmt.Errorf("upstream: no answer: %w", err)
 		}
 		err = readResponse(c.br, resp, maxBody)
 		keep := err == nil && keepAlive(resp)
@@ -123,11 +130,12 @@ func (p *hostPool) do(head, body []byte, resp *fasthttp.Response, maxBody int, d
 			p.m.closed[closedStray].Inc()
 		}
 		held = nil
-		p.release(c, keep)
+		end = monotonic()
+		p.release(c, keep, end)
 		if err != nil {
-			return readKind(err), err
+			return readKind(err), end, err
 		}
-		return 0, nil
+		return 0, end, nil
 	}
 }
 
@@ -202,13 +210,12 @@ func hasToken(v, tok []byte) bool {
 // after the answer arrives within it and is found by the probe.
 const settleTime = time.Millisecond
 
-// acquire returns a connection for a call with the given deadline: the most
-// recently used idle one that has rested settleTime (any, when the pool is
-// full) and passes the probe, else a new one; only a new one when fresh (a
-// resend). Idle connections past the idle timeout, closed by the bidder, or
-// holding unsolicited bytes are closed on the way.
-func (p *hostPool) acquire(deadline time.Time, fresh bool) (c *conn, reused bool, err error) {
-	now := monotonic()
+// acquire returns a connection for a call with the given deadline, at now
+// (monotonic()): the most recently used idle one that has rested settleTime
+// (any, when the pool is full) and passes the probe, else a new one; only a
+// new one when fresh (a resend). Idle connections past the idle timeout,
+// closed by the bidder, or holding unsolicited bytes are closed on the way.
+func (p *hostPool) acquire(now time.Duration, deadline time.Time, fresh bool) (c *conn, reused bool, err error) {
 	p.mu.Lock()
 	for !fresh {
 		p.expireLocked(now)
@@ -286,8 +293,8 @@ func closeReasonOf(r probeResult) closeReason {
 }
 
 // release takes c back after a call: onto the idle stack when reusable,
-// else closed.
-func (p *hostPool) release(c *conn, reusable bool) {
+// idle from at (monotonic()), else closed.
+func (p *hostPool) release(c *conn, reusable bool, at time.Duration) {
 	if !reusable || p.key.idleTimeout <= 0 {
 		c.close()
 		p.mu.Lock()
@@ -295,7 +302,7 @@ func (p *hostPool) release(c *conn, reusable bool) {
 		p.mu.Unlock()
 		return
 	}
-	c.idleAt = monotonic()
+	c.idleAt = at
 	p.mu.Lock()
 	if p.closed {
 		p.open--

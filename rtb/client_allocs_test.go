@@ -35,7 +35,8 @@ func TestUpstreamClientAllocs(t *testing.T) {
 			resp := fasthttp.AcquireResponse()
 			resends := newMeters().none.resends
 			call := func() {
-				if _, err := p.do(head, body, resp, 1<<20, time.Now().Add(time.Second), resends); err != nil || resp.StatusCode() != 200 {
+				now := time.Now()
+				if _, _, err := p.do(head, body, resp, 1<<20, now, now.Add(time.Second), resends); err != nil || resp.StatusCode() != 200 {
 					t.Fatal(err, resp.StatusCode())
 				}
 			}

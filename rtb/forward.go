@@ -287,17 +287,18 @@ func isQuery(q []byte) bool {
 // exchange gets a 204 (shed reason breaker), no error is counted.
 var errBreakerOpen = errors.New("upstream: circuit breaker open")
 
-// call sends one request to the bidder (hostPool.do) through the
-// upstream's circuit breaker, which it tells the outcome, and logs
-// failures (rate-limited). A refused call returns errBreakerOpen at once.
-func (up *upstream) call(head, body []byte, resp *fasthttp.Response, maxBody int, deadline time.Time) (errKind, error) {
+// call sends one request to the bidder (hostPool.do, with its start and
+// end) through the upstream's circuit breaker, which it tells the outcome,
+// and logs failures (rate-limited). A refused call returns errBreakerOpen
+// at once, ending at start.
+func (up *upstream) call(head, body []byte, resp *fasthttp.Response, maxBody int, start, deadline time.Time) (errKind, time.Duration, error) {
 	p := up.pool
 	brk := p.brk
 	trial, reported := false, false
 	if brk != nil {
 		var ok bool
 		if ok, trial = brk.allow(); !ok {
-			return 0, errBreakerOpen
+			return 0, start.Sub(epoch), errBreakerOpen
 		}
 		defer func() {
 			if !reported { // a panic unwinds: the call tells nothing
@@ -305,7 +306,7 @@ func (up *upstream) call(head, body []byte, resp *fasthttp.Response, maxBody int
 			}
 		}()
 	}
-	kind, err := p.do(head, body, resp, maxBody, deadline, up.m.resends)
+	kind, end, err := p.do(head, body, resp, maxBody, start, deadline, up.m.resends)
 	status := 0
 	if err == nil {
 		status = resp.StatusCode()
@@ -324,5 +325,5 @@ func (up *upstream) call(head, body []byte, resp *fasthttp.Response, maxBody int
 			p.flog.record(kindHTTPStatus, nil, status)
 		}
 	}
-	return kind, err
+	return kind, end, err
 }

@@ -152,48 +152,80 @@ func (f *framer) scan(p []byte) (ok int, starts int, err *framingError) {
 				return f.fail(i, starts, e)
 			}
 		case fReqLine, fChunkExt, fTrailer:
-			switch c {
-			case '\r':
-				f.st = crState[f.st]
-			case '\n':
+			// Free text up to the line's end is skipped whole.
+			if i = textEnd(p, i); i == len(p) {
+				return len(p), starts, nil
+			}
+			if p[i] == '\n' {
 				return f.fail(i, starts, errBareLF)
 			}
+			f.st = crState[f.st]
 		case fLineStart:
 			switch {
 			case c == '\r':
 				f.st = fEndCR
+				continue
 			case c == '\n':
 				return f.fail(i, starts, errBareLF)
 			case c == ' ' || c == '\t':
 				return f.fail(i, starts, errObsFold)
-			case !isTokenChar(c):
+			case !tchar[c]:
 				return f.fail(i, starts, errFieldName)
-			default:
-				f.st = fName
-				f.nameLen = 0
-				f.addName(c)
 			}
+			// A field name starts here: read on in fName's loop.
+			f.st = fName
+			f.nameLen = 0
+			fallthrough
 		case fName:
-			switch {
-			case c == ':':
-				f.field = f.fieldKind()
-				f.valLen, f.valLong = 0, false
-				f.st = fValue
-			case isTokenChar(c):
-				f.addName(c)
-			default:
+			// The name's token characters are found in a loop of their
+			// own, then its first bytes kept as addName keeps them.
+			j := i
+			for j < len(p) && tchar[p[j]] {
+				j++
+			}
+			k := f.nameLen
+			for _, c := range p[i:j] {
+				if k >= len(f.name) {
+					break
+				}
+				f.name[k] = c | 0x20 // token characters: only letters change
+				k++
+			}
+			f.nameLen += j - i
+			if i = j; i == len(p) {
+				return len(p), starts, nil
+			}
+			if c = p[i]; c != ':' {
 				return f.fail(i, starts, errFieldName)
 			}
+			f.field = f.fieldKind()
+			f.valLen, f.valLong = 0, false
+			f.st = fValue
 		case fValue:
+			if f.field == fieldOther {
+				// Only a framing field's value is kept: another one is
+				// skipped whole up to the line's end.
+				if i = textEnd(p, i); i == len(p) {
+					return len(p), starts, nil
+				}
+				c = p[i]
+			}
 			switch c {
 			case '\r':
+				if f.field == fieldOther && i+1 < len(p) && p[i+1] == '\n' {
+					// The line's CRLF at once: what lineEnd and fieldEnd
+					// do for a field that is not a framing one (the fields
+					// before it left no error, so the framing is still
+					// consistent).
+					i++
+					f.st = fLineStart
+					continue
+				}
 				f.st = fValueCR
 			case '\n':
 				return f.fail(i, starts, errBareLF)
 			default:
-				if f.field != fieldOther {
-					f.addValue(c)
-				}
+				f.addValue(c)
 			}
 		case fChunkSize:
 			switch h := unhex(c); {
@@ -370,17 +402,16 @@ func asciiEqualFold(a, b []byte) bool {
 	return true
 }
 
-// isTokenChar reports whether c is an RFC 9110 tchar.
-func isTokenChar(c byte) bool {
-	switch {
-	case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
-		return true
+// textEnd returns the index of the first CR or LF in p from i on, or
+// len(p): the end of a line's text. One comparison a byte for the usual
+// text (every byte above CR).
+func textEnd(p []byte, i int) int {
+	for ; i < len(p); i++ {
+		if c := p[i]; c <= '\r' && (c == '\r' || c == '\n') {
+			return i
+		}
 	}
-	switch c {
-	case '!', '#', '$', '%', '&', '\'', '*', '+', '-', '.', '^', '_', '`', '|', '~':
-		return true
-	}
-	return false
+	return i
 }
 
 func unhex(c byte) int {

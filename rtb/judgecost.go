@@ -55,9 +55,13 @@ func (j *judgeCost) fits(n int, now, deadline time.Time) bool {
 	return !now.Add(need).After(deadline)
 }
 
+// learns reports whether the model learns from an answer of n bytes: the
+// caller reads the clock for observe only then.
+func (j *judgeCost) learns(n int) bool { return n >= costSampleBytes }
+
 // observe records that an answer of n bytes took took to judge and encode.
 func (j *judgeCost) observe(n int, took time.Duration) {
-	if n < costSampleBytes {
+	if !j.learns(n) {
 		return
 	}
 	sample := float64(took) / float64(n)

@@ -399,12 +399,11 @@ func connFramingError(nc net.Conn) *framingError {
 	return nil
 }
 
-// connAdmit is the queue-time gate of the connection ctx is served on, for
-// a request that arrived at arrival with a deadline T: true for connections
-// that are not the exchange listener's.
-func connAdmit(nc net.Conn, arrival time.Time, t time.Duration) bool {
+// connAdmit is the queue-time gate of the connection ctx is served on, at
+// now, for a request that arrived at arrival with a deadline T: true for
+// connections that are not the exchange listener's.
+func connAdmit(nc net.Conn, now, arrival time.Time, t time.Duration) bool {
 	if c, ok := nc.(*exchangeConn); ok {
-		now := time.Now()
 		return c.queue.admit(now, now.Sub(arrival), t)
 	}
 	return true

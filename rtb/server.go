@@ -119,7 +119,15 @@ type state struct {
 	routes  map[string]*upstream
 	limits  config.Limits
 	m       *snapMeters
+	// few holds the routes when there are at most maxScanRoutes, for
+	// route's comparisons (cheaper than hashing the path); catchAll is
+	// the route of "/". Both are set by index.
+	few      []*upstream
+	catchAll *upstream
 }
+
+// maxScanRoutes is the most routes route compares one by one.
+const maxScanRoutes = 8
 
 // New builds a Server over h. When h already holds a snapshot it is
 // installed at once and its errors (a bad upstream URL) are returned, so a
@@ -247,6 +255,7 @@ func (s *Server) install(snap *engine.Snapshot) (*state, error) {
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
 	}
+	st.index()
 	s.clients.retain(keep)
 	s.cur.Store(st)
 	return st, nil
@@ -263,18 +272,39 @@ func (s *Server) stateFor(snap *engine.Snapshot) *state {
 		// request is answered 404 until a good config is loaded.
 		s.logLimited("config has unusable upstreams", "error", err)
 		st = &state{snap: snap, version: []byte(snap.Version), routes: map[string]*upstream{}, limits: snap.Config.Limits, m: s.meters.forSnapshot(snap)}
+		st.index()
 		s.cur.Store(st)
 	}
 	return st
 }
 
+// index sets few and catchAll from routes.
+func (st *state) index() {
+	st.catchAll = st.routes["/"]
+	st.few = nil
+	if len(st.routes) <= maxScanRoutes {
+		st.few = make([]*upstream, 0, len(st.routes))
+		for _, up := range st.routes {
+			st.few = append(st.few, up)
+		}
+	}
+}
+
 // route returns the upstream for an exact path: the path itself, else the
 // catch-all "/".
 func (st *state) route(path []byte) *upstream {
+	if st.few != nil {
+		for _, up := range st.few {
+			if up.path == string(path) {
+				return up
+			}
+		}
+		return st.catchAll
+	}
 	if up := st.routes[string(path)]; up != nil {
 		return up
 	}
-	return st.routes["/"]
+	return st.catchAll
 }
 
 // Handler returns the exchange-facing request handler (for in-memory
