@@ -312,3 +312,23 @@ func TestPeekTmax(t *testing.T) {
 	f(`{"id" "a"}`, 0, false)
 	f(``, 0, false)
 }
+
+// BenchmarkPeekTmax reads the tmax of the typical request, as the exchange
+// sends it (compact) and indented: the walk over every top-level member.
+func BenchmarkPeekTmax(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{{"compact", withTmax(b, 1000)}, {"indented", readFile(b, "typical-request.json")}} {
+		b.Run(c.name, func(b *testing.B) {
+			var rec members
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.body)))
+			for b.Loop() {
+				if _, ok := peekTmax(c.body, &rec); !ok || !rec.ok {
+					b.Fatal("no tmax")
+				}
+			}
+		})
+	}
+}
