@@ -89,7 +89,7 @@ type messages struct {
 	out       openrtb2.BidResponse
 	bid       wireBid
 	info      ResponseInfo
-	reqToks   []jsonraw.Token // the request's tokens, for the decoder
+	reqToks   []jsonraw.Token // the request's tokens, for the token path (a request the direct decoder declines)
 	respToks  []jsonraw.Token // the response's tokens, for the decoder and the scan table
 	respDec   []string        // the response's strings that needed decoding, for the scan table
 	bidArrays []int           // the response's non-empty bid arrays (token indexes), in document order
@@ -143,6 +143,26 @@ func (e *Eval) DecodeRequest(data []byte) error {
 	m := &e.msgs
 	m.resetRequest()
 	e.In.RawRequest, e.In.Request, e.In.RegsDSA = data, nil, nil
+	dd := directDecoder{data: data, ar: &m.reqArena}
+	if dd.decode(requestPlan, unsafe.Pointer(&m.req)) != nil {
+		// Declined: the token path decides, and gives the error.
+		m.resetRequest()
+		if err := m.decodeRequestTokens(data); err != nil {
+			return err
+		}
+	}
+	req := &m.req.BidRequest
+	if m.req.Regs != nil {
+		req.Regs = &m.req.Regs.Regs
+		e.In.RegsDSA = m.req.Regs.DSA
+	}
+	e.In.Request = req
+	return nil
+}
+
+// decodeRequestTokens decodes the request through its tokens, as a
+// response is decoded: what decides a document the direct decoder declines.
+func (m *messages) decodeRequestTokens(data []byte) error {
 	doc, err := jsonraw.ValidateTokens(data, &m.reqToks)
 	if err != nil {
 		return err
@@ -152,12 +172,6 @@ func (e *Eval) DecodeRequest(data []byte) error {
 		m.resetRequest()
 		return err
 	}
-	req := &m.req.BidRequest
-	if m.req.Regs != nil {
-		req.Regs = &m.req.Regs.Regs
-		e.In.RegsDSA = m.req.Regs.DSA
-	}
-	e.In.Request = req
 	return nil
 }
 

@@ -143,6 +143,36 @@ func ValidateTokens(data []byte, toks *[]Token) (Doc, error) {
 	return doc, err
 }
 
+// ScanString reads the string at data[i] (data[i] is '"') as Validate
+// does: end is the index just past it, esc whether it holds a backslash
+// escape, utf8OK whether its bytes are valid UTF-8. ok is false where
+// Validate rejects the document (end is then meaningless). It is for a
+// reader that validates as it goes, checking the grammar around the strings
+// and numbers itself.
+func ScanString(data []byte, i int) (end int, esc, utf8OK, ok bool) {
+	if i <= len(data)-9 {
+		if n := shortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
+			return i + n, false, true, true
+		}
+	}
+	end, bad, err := scanString(data, i, 0)
+	return end, bad&escaped != 0, bad&badUTF8 == 0, err == nil
+}
+
+// ScanNumber reads the number at data[i] (i < len(data)) as Validate does:
+// end is the index just past it; ok is false where Validate rejects the
+// document (no number there, or one that overflows float64). What follows
+// the number is the caller's to check, as for ScanString.
+func ScanNumber(data []byte, i int) (end int, ok bool) {
+	if i <= len(data)-8 && data[i] != '0' {
+		if n := shortNumber(binary.LittleEndian.Uint64(data[i:])); n != 0 {
+			return i + n, true
+		}
+	}
+	end, err := scanNumber(data, i)
+	return end, err == nil
+}
+
 // noOpen is the open container of the top level.
 const noOpen = -1
 

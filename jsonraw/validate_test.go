@@ -348,3 +348,56 @@ func TestShortcutsAgreeWithScans(t *testing.T) {
 	require.Greater(t, taken[0], 25_000)
 	require.Greater(t, taken[1], 2_500)
 }
+
+// TestScanStringAndNumber: ScanString and ScanNumber take a string or a
+// number exactly where Validate does, end it where its token ends, and
+// report the escape and the UTF-8 validity Validate finds.
+func TestScanStringAndNumber(t *testing.T) {
+	alphabet := []byte("0123456789-+.eE\"\\/bu \x01\x7f\xc3\xa9\xff\xed\xa0\x80aAfF")
+	rng := rand.New(rand.NewPCG(5, 6))
+	taken := [2]int{}
+	for range 300_000 {
+		v := make([]byte, 1+rng.IntN(24))
+		for k := range v {
+			v[k] = alphabet[rng.IntN(len(alphabet))]
+		}
+		switch rng.IntN(3) {
+		case 0:
+			v[0] = '"'
+			if len(v) > 1 && rng.IntN(2) == 0 {
+				v[len(v)-1] = '"'
+			}
+		case 1:
+			v[0] = "-123456789"[rng.IntN(10)]
+		}
+		if v[0] != '"' && v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+			continue // neither: the callers check the byte first
+		}
+		data := append(append([]byte{'['}, v...), ']')
+		var toks []Token
+		doc, err := ValidateTokens(data, &toks)
+		if v[0] == '"' {
+			end, esc, utf8OK, ok := ScanString(data, 1)
+			if err == nil {
+				taken[0]++
+				require.True(t, ok, "%q", data)
+				require.Equal(t, int(toks[1].End), end, "%q", data)
+				require.Equal(t, toks[1].Escaped, esc, "%q", data)
+				require.Equal(t, doc.ValidUTF8(), utf8OK, "%q", data)
+			} else if ok {
+				require.NotEqual(t, len(data)-1, end, "took %q", data)
+			}
+			continue
+		}
+		end, ok := ScanNumber(data, 1)
+		if err == nil {
+			taken[1]++
+			require.True(t, ok, "%q", data)
+			require.Equal(t, int(toks[1].End), end, "%q", data)
+		} else if ok {
+			require.NotEqual(t, len(data)-1, end, "took %q", data)
+		}
+	}
+	require.Greater(t, taken[0], 5_000)
+	require.Greater(t, taken[1], 5_000)
+}
