@@ -190,6 +190,13 @@ func (d *directDecoder) skip(i int) (int, error) {
 // document's bytes when they are the string, else unescaped into the
 // arena.
 func (d *directDecoder) str(i int, s *string) (int, error) {
+	if i <= len(d.data)-9 {
+		// The usual string without a call: the document's bytes.
+		if n := jsonraw.ShortString(binary.LittleEndian.Uint64(d.data[i+1:])); n != 0 {
+			*s = unsafe.String(&d.data[i+1], n-2)
+			return i + n, nil
+		}
+	}
 	end, esc, utf8OK, ok := jsonraw.ScanString(d.data, i)
 	if !ok {
 		return i, errDeclined
@@ -215,7 +222,18 @@ func (d *directDecoder) str(i int, s *string) (int, error) {
 // does: digits only, within the field's bits.
 func (d *directDecoder) integer(i int, p *plan, ptr unsafe.Pointer) (int, error) {
 	data := d.data
-	if c := data[i]; c != '-' && (c < '0' || c > '9') {
+	c := data[i]
+	if c >= '1' && c <= '9' && i <= len(data)-8 {
+		// The usual integer without a call, read in the word that
+		// validates it.
+		x := binary.LittleEndian.Uint64(data[i:])
+		if n := jsonraw.ShortNumber(x); n != 0 {
+			if v, ok := eightDigits(x, n); ok && storeInt(p, ptr, v, false) {
+				return i + n, nil
+			}
+		}
+	}
+	if c != '-' && (c < '0' || c > '9') {
 		return i, errDeclined
 	}
 	end, ok := jsonraw.ScanNumber(data, i)
@@ -263,9 +281,18 @@ func (d *directDecoder) object(i int, p *plan, base unsafe.Pointer) (int, error)
 		if i >= len(data) || data[i] != '"' {
 			return i, errDeclined
 		}
-		keyEnd, _, _, ok := jsonraw.ScanString(data, i)
-		if !ok {
-			return i, errDeclined
+		keyEnd := 0
+		if i <= len(data)-9 {
+			// The usual key without a call.
+			if n := jsonraw.ShortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
+				keyEnd = i + n
+			}
+		}
+		if keyEnd == 0 {
+			var ok bool
+			if keyEnd, _, _, ok = jsonraw.ScanString(data, i); !ok {
+				return i, errDeclined
+			}
 		}
 		j := jsonraw.SkipSpace(data, keyEnd)
 		if j >= len(data) || data[j] != ':' {

@@ -38,7 +38,7 @@ package engine
 // 2.2 KB response (3 bids), about 50,000 instructions (cachegrind), of which
 // the validating pass is about half; the 970-byte request (3 imps) through
 // the tokens took about 43,000 instructions, through the direct decoder
-// about 34,000. The rest is mostly key matching
+// about 31,500. The rest is mostly key matching
 // (jsonraw.Keys), unescaping strings that hold escapes (a creative's
 // markup) and storing into the arena.
 

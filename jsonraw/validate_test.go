@@ -304,7 +304,7 @@ func FuzzReadersNeverPanic(f *testing.F) {
 	})
 }
 
-// TestShortcutsAgreeWithScans: where shortString and shortNumber take a
+// TestShortcutsAgreeWithScans: where ShortString and ShortNumber take a
 // string or number, scanString and scanNumber end it at the same byte
 // without error, on every word over bytes that matter to them.
 func TestShortcutsAgreeWithScans(t *testing.T) {
@@ -321,7 +321,7 @@ func TestShortcutsAgreeWithScans(t *testing.T) {
 				word[k] = "0123456789"[rng.IntN(10)]
 			}
 		}
-		if n := shortNumber(binary.LittleEndian.Uint64(word)); n != 0 && word[0] != '0' {
+		if n := ShortNumber(binary.LittleEndian.Uint64(word)); n != 0 && word[0] != '0' {
 			taken[0]++
 			end, err := scanNumber(word, 0)
 			require.Nil(t, err, "%q", word)
@@ -329,10 +329,10 @@ func TestShortcutsAgreeWithScans(t *testing.T) {
 		} else if n == 0 && word[0] >= '1' && word[0] <= '9' {
 			k := skipDigits(word, 0)
 			ok := k < 7 && word[k] != '.' && word[k] != 'e' && word[k] != 'E'
-			require.False(t, ok, "shortNumber declined %q", word)
+			require.False(t, ok, "ShortNumber declined %q", word)
 		}
 		s := append([]byte{'"'}, word[:8]...)
-		if n := shortString(binary.LittleEndian.Uint64(s[1:])); n != 0 {
+		if n := ShortString(binary.LittleEndian.Uint64(s[1:])); n != 0 {
 			taken[1]++
 			end, _, err := scanString(s, 0, 0)
 			require.Nil(t, err, "%q", s)
@@ -342,7 +342,7 @@ func TestShortcutsAgreeWithScans(t *testing.T) {
 			for _, c := range s[1 : end-1] {
 				plain = plain && plainString[c]
 			}
-			require.False(t, plain, "shortString declined %q", s)
+			require.False(t, plain, "ShortString declined %q", s)
 		}
 	}
 	require.Greater(t, taken[0], 25_000)
