@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -202,7 +201,7 @@ func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
 func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	// JSON's white space only: a form feed or a no-break space before
 	// null is a document encoding/json refuses, not a no-bid.
-	trimmed := bytes.Trim(data, jsonSpace)
+	trimmed := trimSpace(data)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		m.info.Empty = true
 		return nil
@@ -328,12 +327,24 @@ func (m *messages) shadowedBids(d *decoder, wire []wireSeatBid) error {
 // Info returns what the response decoder recorded.
 func (e *Eval) Info() ResponseInfo { return e.msgs.info }
 
-// jsonSpace is the white space JSON allows between tokens.
-const jsonSpace = " \t\n\r"
+// trimSpace returns b without the white space JSON allows between tokens
+// at either end.
+func trimSpace(b []byte) []byte {
+	b = b[jsonraw.SkipSpace(b, 0):]
+	for len(b) > 0 {
+		switch b[len(b)-1] {
+		case ' ', '\t', '\n', '\r':
+			b = b[:len(b)-1]
+			continue
+		}
+		break
+	}
+	return b
+}
 
 func isEmptyObject(b []byte) bool {
 	if len(b) < 2 || b[0] != '{' {
 		return false
 	}
-	return len(bytes.Trim(b[1:len(b)-1], jsonSpace)) == 0
+	return len(trimSpace(b[1:len(b)-1])) == 0
 }
