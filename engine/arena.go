@@ -32,7 +32,10 @@ const (
 // the front. Typed (allocated by reflect as []T) so that the garbage
 // collector sees the pointers inside.
 type slab struct {
-	hold   reflect.Value // settable []T, len == cap == n
+	hold reflect.Value // settable []T, len == cap == n but while reset clears it
+	// hdr is hold's slice header, whose length reset sets directly (no
+	// reflect.Value.SetLen with its checks, twice per slab).
+	hdr    *sliceHeader
 	base   unsafe.Pointer
 	n      int
 	used   int
@@ -91,7 +94,7 @@ func (a *arena) grow(p *plan, data unsafe.Pointer, oldCap, newCap int) unsafe.Po
 func (s *slab) newChunk(p *plan, n int) {
 	hold := reflect.New(reflect.SliceOf(p.typ)).Elem()
 	hold.Set(reflect.MakeSlice(hold.Type(), n, n))
-	s.hold, s.base, s.n, s.used = hold, hold.UnsafePointer(), n, 0 // listed stays
+	s.hold, s.hdr, s.base, s.n, s.used = hold, (*sliceHeader)(unsafe.Pointer(hold.UnsafeAddr())), hold.UnsafePointer(), n, 0 // listed stays
 }
 
 // reserve returns an empty buffer with room for n bytes of text; commit
@@ -124,9 +127,9 @@ func (a *arena) reset() {
 		case p.pointerFree:
 			clear(unsafe.Slice((*byte)(s.base), uintptr(s.used)*p.size))
 		default:
-			s.hold.SetLen(s.used)
+			s.hdr.len = s.used
 			s.hold.Clear()
-			s.hold.SetLen(s.n)
+			s.hdr.len = s.n
 		}
 		s.used, s.listed = 0, false
 	}

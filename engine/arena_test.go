@@ -42,7 +42,19 @@ func TestArenaResetZeroes(t *testing.T) {
 			is[i], ss[i] = int64(i+1), "x"
 		}
 		a.reset()
+		s := &a.slabs[strs.slab]
+		require.Equal(t, s.n, s.hold.Len(), "the chunk whole again after its clear")
+		require.Zero(t, s.used)
 	}
+	// Only what was handed out is cleared: a value past it, written
+	// through the chunk, is left (the contract is zeroed values handed out).
+	s := &a.slabs[strs.slab]
+	unsafe.Slice((*string)(s.base), s.n)[s.n-1] = "kept"
+	unsafe.Slice((*string)(a.alloc(strs, 2)), 2)[1] = "y"
+	a.reset()
+	got := unsafe.Slice((*string)(s.base), s.n)
+	require.Equal(t, []string{"", ""}, got[:2])
+	require.Equal(t, "kept", got[s.n-1])
 }
 
 // TestGrowthNext: next gives the capacities reflect's Value.Grow(1) gives a

@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"testing"
 	"time"
@@ -43,6 +45,24 @@ func defaultSnapshot(tb testing.TB) *engine.Snapshot {
 // one Eval: validation and decoding into the pooled structs.
 func BenchmarkDecodeRequest(b *testing.B) {
 	req, _ := readTypical(b)
+	ev := engine.AcquireEval()
+	defer engine.ReleaseEval(ev)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(req)))
+	for b.Loop() {
+		if err := ev.DecodeRequest(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkDecodeRequestCompact is BenchmarkDecodeRequest on the typical
+// request without white space, as exchanges send it.
+func BenchmarkDecodeRequestCompact(b *testing.B) {
+	req, _ := readTypical(b)
+	var buf bytes.Buffer
+	require.NoError(b, json.Compact(&buf, req))
+	req = buf.Bytes()
 	ev := engine.AcquireEval()
 	defer engine.ReleaseEval(ev)
 	b.ReportAllocs()

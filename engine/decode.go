@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -89,7 +88,7 @@ type messages struct {
 	out       openrtb2.BidResponse
 	bid       wireBid
 	info      ResponseInfo
-	reqToks   []jsonraw.Token // the request's tokens, for the decoder
+	reqToks   []jsonraw.Token // the request's tokens, for the token path (a request the direct decoder declines)
 	respToks  []jsonraw.Token // the response's tokens, for the decoder and the scan table
 	respDec   []string        // the response's strings that needed decoding, for the scan table
 	bidArrays []int           // the response's non-empty bid arrays (token indexes), in document order
@@ -143,6 +142,26 @@ func (e *Eval) DecodeRequest(data []byte) error {
 	m := &e.msgs
 	m.resetRequest()
 	e.In.RawRequest, e.In.Request, e.In.RegsDSA = data, nil, nil
+	dd := directDecoder{data: data, ar: &m.reqArena}
+	if dd.decode(requestPlan, unsafe.Pointer(&m.req)) != nil {
+		// Declined: the token path decides, and gives the error.
+		m.resetRequest()
+		if err := m.decodeRequestTokens(data); err != nil {
+			return err
+		}
+	}
+	req := &m.req.BidRequest
+	if m.req.Regs != nil {
+		req.Regs = &m.req.Regs.Regs
+		e.In.RegsDSA = m.req.Regs.DSA
+	}
+	e.In.Request = req
+	return nil
+}
+
+// decodeRequestTokens decodes the request through its tokens, as a
+// response is decoded: what decides a document the direct decoder declines.
+func (m *messages) decodeRequestTokens(data []byte) error {
 	doc, err := jsonraw.ValidateTokens(data, &m.reqToks)
 	if err != nil {
 		return err
@@ -152,12 +171,6 @@ func (e *Eval) DecodeRequest(data []byte) error {
 		m.resetRequest()
 		return err
 	}
-	req := &m.req.BidRequest
-	if m.req.Regs != nil {
-		req.Regs = &m.req.Regs.Regs
-		e.In.RegsDSA = m.req.Regs.DSA
-	}
-	e.In.Request = req
 	return nil
 }
 
@@ -188,7 +201,7 @@ func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
 func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	// JSON's white space only: a form feed or a no-break space before
 	// null is a document encoding/json refuses, not a no-bid.
-	trimmed := bytes.Trim(data, jsonSpace)
+	trimmed := trimSpace(data)
 	if len(trimmed) == 0 || string(trimmed) == "null" {
 		m.info.Empty = true
 		return nil
@@ -314,12 +327,24 @@ func (m *messages) shadowedBids(d *decoder, wire []wireSeatBid) error {
 // Info returns what the response decoder recorded.
 func (e *Eval) Info() ResponseInfo { return e.msgs.info }
 
-// jsonSpace is the white space JSON allows between tokens.
-const jsonSpace = " \t\n\r"
+// trimSpace returns b without the white space JSON allows between tokens
+// at either end.
+func trimSpace(b []byte) []byte {
+	b = b[jsonraw.SkipSpace(b, 0):]
+	for len(b) > 0 {
+		switch b[len(b)-1] {
+		case ' ', '\t', '\n', '\r':
+			b = b[:len(b)-1]
+			continue
+		}
+		break
+	}
+	return b
+}
 
 func isEmptyObject(b []byte) bool {
 	if len(b) < 2 || b[0] != '{' {
 		return false
 	}
-	return len(bytes.Trim(b[1:len(b)-1], jsonSpace)) == 0
+	return len(trimSpace(b[1:len(b)-1])) == 0
 }

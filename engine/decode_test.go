@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math/rand/v2"
 	"strconv"
@@ -234,4 +235,20 @@ func TestEightDigits(t *testing.T) {
 	v, ok := eightDigits(binary.LittleEndian.Uint64([]byte("99999999")), 8)
 	require.True(t, ok)
 	require.Equal(t, uint64(99999999), v)
+}
+
+// TestTrimSpace: trimSpace is bytes.Trim with JSON's white space, on every
+// short string over white space and its neighbours.
+func TestTrimSpace(t *testing.T) {
+	alphabet := []byte(" \t\n\r\f\v\x00{}a\xa0")
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 20_000 {
+		b := make([]byte, rng.IntN(8))
+		for k := range b {
+			b[k] = alphabet[rng.IntN(len(alphabet))]
+		}
+		require.Equal(t, string(bytes.Trim(b, " \t\n\r")), string(trimSpace(b)), "%q", b)
+		wantEmpty := len(b) >= 2 && b[0] == '{' && len(bytes.Trim(b[1:len(b)-1], " \t\n\r")) == 0
+		require.Equal(t, wantEmpty, isEmptyObject(b), "%q", b)
+	}
 }

@@ -16,7 +16,10 @@
 // (offsets, kind, escaped or not, and for an object or array where it ends
 // and which token follows it), so that the readers that need the whole
 // document again (the engine's decoder and scan table) walk the tokens
-// instead of the bytes: one pass over the bytes per document.
+// instead of the bytes: one pass over the bytes per document. ScanString
+// and ScanNumber are Validate's own scans of one string or number, for a
+// reader that validates as it goes and checks the grammar around them
+// itself (the engine's direct decoder of bid requests).
 //
 // The readers (SkipSpace, StringEnd, ValueEnd, Object and Members, Array
 // and Elements, Lookup, IsNull, KeyIs, Keys, Rune, Hex4, NeedsUnescape,

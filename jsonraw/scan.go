@@ -1,6 +1,9 @@
 package jsonraw
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // isSpace marks JSON whitespace; isStructural the bytes that matter when
 // skipping a container; isDelim the bytes that end a number or literal.
@@ -25,14 +28,22 @@ func SkipSpace(b []byte, i int) int {
 func StringEnd(b []byte, i int) (end int, escaped bool) {
 	j := i + 1
 	for {
-		for j <= len(b)-8 && !quoteOrBackslash(binary.LittleEndian.Uint64(b[j:])) {
-			j += 8
-		}
-		for j < len(b) && b[j] != '"' && b[j] != '\\' {
-			j++
-		}
-		if j >= len(b) {
-			return -1, escaped
+		// Eight bytes at a time to the first quote or backslash (the
+		// lowest byte the word marks is exact); the last few byte by byte.
+		if j <= len(b)-8 {
+			m := quoteOrBackslash(binary.LittleEndian.Uint64(b[j:]))
+			if m == 0 {
+				j += 8
+				continue
+			}
+			j += bits.TrailingZeros64(m) >> 3
+		} else {
+			for j < len(b) && b[j] != '"' && b[j] != '\\' {
+				j++
+			}
+			if j >= len(b) {
+				return -1, escaped
+			}
 		}
 		if b[j] == '"' {
 			return j + 1, escaped
@@ -42,17 +53,21 @@ func StringEnd(b []byte, i int) (end int, escaped bool) {
 	}
 }
 
-// quoteOrBackslash reports whether any of the eight bytes of x is a quote or
-// a backslash (SWAR: a zero byte of v sets its high bit in (v - lo) &^ v).
-func quoteOrBackslash(x uint64) bool {
+// quoteOrBackslash sets the high bit of each byte of x (little endian) that
+// is a quote or a backslash, exactly for the lowest such byte (SWAR: a zero
+// byte of v sets its high bit in (v - lo) &^ v; the borrow may also mark
+// bytes above it).
+func quoteOrBackslash(x uint64) uint64 {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	q := x ^ (lo * '"')
 	b := x ^ (lo * '\\')
-	return ((q-lo)&^q|(b-lo)&^b)&hi != 0
+	return ((q-lo)&^q | (b-lo)&^b) & hi
 }
 
 // ValueEnd returns the index just past the value that starts at b[i], or -1
-// when there is none.
+// when there is none. A container ends at the closer (either kind) that
+// brings its depth back to zero, strings skipped whole; nothing else in it
+// is checked.
 func ValueEnd(b []byte, i int) int {
 	if i < 0 || i >= len(b) {
 		return -1
@@ -72,12 +87,30 @@ func ValueEnd(b []byte, i int) int {
 			}
 			switch b[i] {
 			case '"':
-				e, _ := StringEnd(b, i)
-				if e < 0 {
-					return -1
+				// StringEnd without the call: most of a container's
+				// bytes are in its strings, most strings are short.
+				i++
+				for {
+					if i <= len(b)-8 {
+						m := quoteOrBackslash(binary.LittleEndian.Uint64(b[i:]))
+						if m == 0 {
+							i += 8
+							continue
+						}
+						i += bits.TrailingZeros64(m) >> 3
+					} else {
+						for i < len(b) && b[i] != '"' && b[i] != '\\' {
+							i++
+						}
+						if i >= len(b) {
+							return -1
+						}
+					}
+					if b[i] == '"' {
+						break
+					}
+					i += 2 // the backslash and the byte it escapes
 				}
-				i = e
-				continue
 			case '{', '[':
 				depth++
 			default:

@@ -143,6 +143,36 @@ func ValidateTokens(data []byte, toks *[]Token) (Doc, error) {
 	return doc, err
 }
 
+// ScanString reads the string at data[i] (data[i] is '"') as Validate
+// does: end is the index just past it, esc whether it holds a backslash
+// escape, utf8OK whether its bytes are valid UTF-8. ok is false where
+// Validate rejects the document (end is then meaningless). It is for a
+// reader that validates as it goes, checking the grammar around the strings
+// and numbers itself.
+func ScanString(data []byte, i int) (end int, esc, utf8OK, ok bool) {
+	if i <= len(data)-9 {
+		if n := ShortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
+			return i + n, false, true, true
+		}
+	}
+	end, bad, err := scanString(data, i, 0)
+	return end, bad&escaped != 0, bad&badUTF8 == 0, err == nil
+}
+
+// ScanNumber reads the number at data[i] (i < len(data)) as Validate does:
+// end is the index just past it; ok is false where Validate rejects the
+// document (no number there, or one that overflows float64). What follows
+// the number is the caller's to check, as for ScanString.
+func ScanNumber(data []byte, i int) (end int, ok bool) {
+	if i <= len(data)-8 && data[i] != '0' {
+		if n := ShortNumber(binary.LittleEndian.Uint64(data[i:])); n != 0 {
+			return i + n, true
+		}
+	}
+	end, err := scanNumber(data, i)
+	return end, err == nil
+}
+
 // noOpen is the open container of the top level.
 const noOpen = -1
 
@@ -172,7 +202,7 @@ value:
 			start, end := i, 0
 			var err *Error
 			if i <= len(data)-9 && data[i] == '"' {
-				if n := shortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
+				if n := ShortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
 					end = i + n
 				}
 			}
@@ -221,7 +251,7 @@ value:
 		case '"':
 			n := 0
 			if i <= len(data)-9 {
-				n = shortString(binary.LittleEndian.Uint64(data[i+1:]))
+				n = ShortString(binary.LittleEndian.Uint64(data[i+1:]))
 			}
 			if n != 0 {
 				i += n
@@ -245,7 +275,7 @@ value:
 			}
 		default:
 			if i <= len(data)-8 && c != '0' {
-				if n := shortNumber(binary.LittleEndian.Uint64(data[i:])); n != 0 {
+				if n := ShortNumber(binary.LittleEndian.Uint64(data[i:])); n != 0 {
 					i += n
 					break
 				}
@@ -332,11 +362,13 @@ func member(data []byte, i int, bad docFlags) (keyEnd, next int, _ docFlags, _ *
 	return keyEnd, SkipSpace(data, i+1), bad, nil
 }
 
-// shortString is scanString's usual case without a call: x holds the eight
-// bytes after an opening quote; when the closing quote is among them and no
-// byte before it needs attention, it returns the string's length with its
-// quotes, else 0.
-func shortString(x uint64) int {
+// ShortString is the usual case of Validate's string scan, small enough to
+// inline: x holds the eight bytes after an opening quote (little endian);
+// when the closing quote is among them and every byte before it is
+// printable ASCII but a backslash, it returns the string's length with its
+// quotes (a string Validate takes, without escape, valid UTF-8), else 0 (the
+// string is ScanString's).
+func ShortString(x uint64) int {
 	m := specialBytes(x)
 	// The lowest byte of m is exact, and so is a quote there in
 	// quoteBytes (no borrow from below it).
@@ -346,11 +378,12 @@ func shortString(x uint64) int {
 	return bits.TrailingZeros64(m)>>3 + 2
 }
 
-// shortNumber is scanNumber's usual case without a call: x holds the eight
-// bytes at a value; when they start with an integer of at most six digits
-// (no sign) that no fraction or exponent follows, it returns its length,
-// else 0. A leading zero is the caller's to refuse.
-func shortNumber(x uint64) int {
+// ShortNumber is the usual case of Validate's number scan, small enough to
+// inline: x holds the eight bytes at a value (little endian); when they
+// start with an integer of at most six digits (no sign) that no fraction or
+// exponent follows, it returns its length, else 0 (the number is
+// ScanNumber's). A leading zero is the caller's to refuse.
+func ShortNumber(x uint64) int {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	// other marks the bytes below '0' (the borrow), above '9' (the carry
 	// into the high bit) and non-ASCII, cont the '.', 'e' and 'E': both

@@ -304,7 +304,7 @@ func FuzzReadersNeverPanic(f *testing.F) {
 	})
 }
 
-// TestShortcutsAgreeWithScans: where shortString and shortNumber take a
+// TestShortcutsAgreeWithScans: where ShortString and ShortNumber take a
 // string or number, scanString and scanNumber end it at the same byte
 // without error, on every word over bytes that matter to them.
 func TestShortcutsAgreeWithScans(t *testing.T) {
@@ -321,7 +321,7 @@ func TestShortcutsAgreeWithScans(t *testing.T) {
 				word[k] = "0123456789"[rng.IntN(10)]
 			}
 		}
-		if n := shortNumber(binary.LittleEndian.Uint64(word)); n != 0 && word[0] != '0' {
+		if n := ShortNumber(binary.LittleEndian.Uint64(word)); n != 0 && word[0] != '0' {
 			taken[0]++
 			end, err := scanNumber(word, 0)
 			require.Nil(t, err, "%q", word)
@@ -329,10 +329,10 @@ func TestShortcutsAgreeWithScans(t *testing.T) {
 		} else if n == 0 && word[0] >= '1' && word[0] <= '9' {
 			k := skipDigits(word, 0)
 			ok := k < 7 && word[k] != '.' && word[k] != 'e' && word[k] != 'E'
-			require.False(t, ok, "shortNumber declined %q", word)
+			require.False(t, ok, "ShortNumber declined %q", word)
 		}
 		s := append([]byte{'"'}, word[:8]...)
-		if n := shortString(binary.LittleEndian.Uint64(s[1:])); n != 0 {
+		if n := ShortString(binary.LittleEndian.Uint64(s[1:])); n != 0 {
 			taken[1]++
 			end, _, err := scanString(s, 0, 0)
 			require.Nil(t, err, "%q", s)
@@ -342,9 +342,62 @@ func TestShortcutsAgreeWithScans(t *testing.T) {
 			for _, c := range s[1 : end-1] {
 				plain = plain && plainString[c]
 			}
-			require.False(t, plain, "shortString declined %q", s)
+			require.False(t, plain, "ShortString declined %q", s)
 		}
 	}
 	require.Greater(t, taken[0], 25_000)
 	require.Greater(t, taken[1], 2_500)
+}
+
+// TestScanStringAndNumber: ScanString and ScanNumber take a string or a
+// number exactly where Validate does, end it where its token ends, and
+// report the escape and the UTF-8 validity Validate finds.
+func TestScanStringAndNumber(t *testing.T) {
+	alphabet := []byte("0123456789-+.eE\"\\/bu \x01\x7f\xc3\xa9\xff\xed\xa0\x80aAfF")
+	rng := rand.New(rand.NewPCG(5, 6))
+	taken := [2]int{}
+	for range 300_000 {
+		v := make([]byte, 1+rng.IntN(24))
+		for k := range v {
+			v[k] = alphabet[rng.IntN(len(alphabet))]
+		}
+		switch rng.IntN(3) {
+		case 0:
+			v[0] = '"'
+			if len(v) > 1 && rng.IntN(2) == 0 {
+				v[len(v)-1] = '"'
+			}
+		case 1:
+			v[0] = "-123456789"[rng.IntN(10)]
+		}
+		if v[0] != '"' && v[0] != '-' && (v[0] < '0' || v[0] > '9') {
+			continue // neither: the callers check the byte first
+		}
+		data := append(append([]byte{'['}, v...), ']')
+		var toks []Token
+		doc, err := ValidateTokens(data, &toks)
+		if v[0] == '"' {
+			end, esc, utf8OK, ok := ScanString(data, 1)
+			if err == nil {
+				taken[0]++
+				require.True(t, ok, "%q", data)
+				require.Equal(t, int(toks[1].End), end, "%q", data)
+				require.Equal(t, toks[1].Escaped, esc, "%q", data)
+				require.Equal(t, doc.ValidUTF8(), utf8OK, "%q", data)
+			} else if ok {
+				require.NotEqual(t, len(data)-1, end, "took %q", data)
+			}
+			continue
+		}
+		end, ok := ScanNumber(data, 1)
+		if err == nil {
+			taken[1]++
+			require.True(t, ok, "%q", data)
+			require.Equal(t, int(toks[1].End), end, "%q", data)
+		} else if ok {
+			require.NotEqual(t, len(data)-1, end, "took %q", data)
+		}
+	}
+	require.Greater(t, taken[0], 5_000)
+	require.Greater(t, taken[1], 5_000)
 }

@@ -126,22 +126,44 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 // nothing.
 func peekTmax(body []byte, rec *members) (tmax int64, ok bool) {
 	rec.ok, rec.n = false, 0
-	m, isObj := jsonraw.Object(body)
-	if !isObj {
+	// jsonraw.Object and Members.Next's walk, inline: one loop over the
+	// members without the iterator's state.
+	i := jsonraw.SkipSpace(body, 0)
+	if i >= len(body) || body[i] != '{' {
 		return 0, false
 	}
 	fits := len(body) <= math.MaxInt32
-	for {
-		k, v, more := m.Next()
-		if !more {
-			ok = m.Complete()
-			rec.ok = ok && fits
-			return tmax, ok
+	i++
+	for first := true; ; first = false {
+		if i = jsonraw.SkipSpace(body, i); i < len(body) && body[i] == '}' {
+			rec.ok = fits
+			return tmax, true
 		}
-		isTmax := jsonraw.KeyIs(k, "tmax")
+		if !first {
+			if i >= len(body) || body[i] != ',' {
+				return tmax, false
+			}
+			i = jsonraw.SkipSpace(body, i+1)
+		}
+		if i >= len(body) || body[i] != '"' {
+			return tmax, false
+		}
+		start := i
+		keyEnd, _ := jsonraw.StringEnd(body, i)
+		if keyEnd < 0 {
+			return tmax, false
+		}
+		if i = jsonraw.SkipSpace(body, keyEnd); i >= len(body) || body[i] != ':' {
+			return tmax, false
+		}
+		v := jsonraw.SkipSpace(body, i+1)
+		if i = jsonraw.ValueEnd(body, v); i < 0 {
+			return tmax, false
+		}
+		isTmax := jsonraw.KeyIs(body[start+1:keyEnd-1], "tmax")
 		if isTmax {
 			// Only a plain integer: the decoder rejects 7e1 and 70.0 for tmax.
-			if tmax, ok = parseInt(v); !ok {
+			if tmax, ok = parseInt(body[v:i]); !ok {
 				return 0, false
 			}
 		}
@@ -149,8 +171,7 @@ func peekTmax(body []byte, rec *members) (tmax int64, ok bool) {
 			fits = false
 		}
 		if fits {
-			s, e := m.Span()
-			rec.spans[rec.n].s, rec.spans[rec.n].e, rec.spans[rec.n].tmax = int32(s), int32(e), isTmax
+			rec.spans[rec.n].s, rec.spans[rec.n].e, rec.spans[rec.n].tmax = int32(start), int32(i), isTmax
 			rec.n++
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/bidguard/bidguard/internal/testbidder"
+	"github.com/bidguard/bidguard/jsonraw"
 )
 
 func TestCleanResponseForwarded(t *testing.T) {
@@ -354,4 +356,105 @@ func TestPeekTmax(t *testing.T) {
 	f(`{"id":"a"`, 0, false)
 	f(`{"id" "a"}`, 0, false)
 	f(``, 0, false)
+}
+
+// BenchmarkPeekTmax reads the tmax of the typical request, as the exchange
+// sends it (compact) and indented: the walk over every top-level member.
+func BenchmarkPeekTmax(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		body []byte
+	}{{"compact", withTmax(b, 1000)}, {"indented", readFile(b, "typical-request.json")}} {
+		b.Run(c.name, func(b *testing.B) {
+			var rec members
+			b.ReportAllocs()
+			b.SetBytes(int64(len(c.body)))
+			for b.Loop() {
+				if _, ok := peekTmax(c.body, &rec); !ok || !rec.ok {
+					b.Fatal("no tmax")
+				}
+			}
+		})
+	}
+}
+
+// refPeekTmax is peekTmax as it was, through jsonraw's member iterator: the
+// reference of TestPeekTmaxReference and FuzzPeekTmax.
+func refPeekTmax(body []byte, rec *members) (tmax int64, ok bool) {
+	rec.ok, rec.n = false, 0
+	m, isObj := jsonraw.Object(body)
+	if !isObj {
+		return 0, false
+	}
+	fits := len(body) <= math.MaxInt32
+	for {
+		k, v, more := m.Next()
+		if !more {
+			ok = m.Complete()
+			rec.ok = ok && fits
+			return tmax, ok
+		}
+		isTmax := jsonraw.KeyIs(k, "tmax")
+		if isTmax {
+			// Only a plain integer: the decoder rejects 7e1 and 70.0 for tmax.
+			if tmax, ok = parseInt(v); !ok {
+				return 0, false
+			}
+		}
+		if rec.n == maxMembers {
+			fits = false
+		}
+		if fits {
+			s, e := m.Span()
+			rec.spans[rec.n].s, rec.spans[rec.n].e, rec.spans[rec.n].tmax = int32(s), int32(e), isTmax
+			rec.n++
+		}
+	}
+}
+
+// checkPeekTmax requires peekTmax to give what refPeekTmax gives, the
+// recorded members included.
+func checkPeekTmax(t *testing.T, body []byte) {
+	t.Helper()
+	var got, want members
+	for k := range got.spans { // stale spans from an earlier body
+		got.spans[k].s, want.spans[k].s = 7, 7
+	}
+	tmax, ok := peekTmax(body, &got)
+	wantTmax, wantOK := refPeekTmax(body, &want)
+	require.Equal(t, wantOK, ok, "%q", body)
+	require.Equal(t, wantTmax, tmax, "%q", body)
+	require.Equal(t, want, got, "%q", body)
+}
+
+func TestPeekTmaxReference(t *testing.T) {
+	for _, body := range []string{
+		`{"id":"a","imp":[{"id":"1","ext":{"tmax":9}}],"tmax":120}`, `{"id":"a"}`, ` { "tmax" : 80 , "TMAX":90 } `,
+		`{"t\u006dax":70}`, `{"tmax":"70"}`, `{"tmax":7e1}`, `{"tmax":-3}`, `{"tmax":0120}`, `[1]`, `{"id":"a"`,
+		`{"id" "a"}`, ``, `{}`, ` { } x`, `{,}`, `{"a":1,}`, `{"a":1 "b":2}`, `{"tmax":5,`, `{"tmax":5,"x"`,
+		`{"tmax":5,"x":}`, `{"tmax":5}}`, `{"a":"x\"}`, `{"a":[1,{"b":"]"}]}`, `{"a`, `{"a"`, `{"a":`, `{"a" :`,
+		`{"tmax":1,"tmax":"x"}`, `{"tmax":"x","tmax":1}`, "{\n\"tmax\"\t:\r7\n}",
+	} {
+		checkPeekTmax(t, []byte(body))
+	}
+	checkPeekTmax(t, withTmax(t, 1000))
+	checkPeekTmax(t, readFile(t, "typical-request.json"))
+	var many strings.Builder
+	many.WriteString(`{"tmax":1`)
+	for i := range maxMembers + 1 {
+		fmt.Fprintf(&many, `,"k%d":%d`, i, i)
+	}
+	checkPeekTmax(t, []byte(many.String()+`}`))
+	checkPeekTmax(t, []byte(many.String()+`,"tmax":2}`))
+}
+
+// FuzzPeekTmax: peekTmax agrees with the iterator it replaced on any body.
+func FuzzPeekTmax(f *testing.F) {
+	for _, s := range []string{`{"id":"a","imp":[{"ext":{"tmax":9}}],"tmax":120}`, ` { "tmax" : 80 , "TMAX":90 } `,
+		`{"t\u006dax":70}`, `{"tmax":7e1}`, `{"a":1,}`, `{"tmax":5,"x":}`, `{"a":"x\"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		checkPeekTmax(t, body)
+	})
 }
