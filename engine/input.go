@@ -80,6 +80,10 @@ type Input struct {
 	// worked counts the units of judging done since the last reading
 	// (bids judged or scanned, response gates run): see work.
 	worked int
+	// late: at the last reading the evaluation instant (Now) was at or
+	// past the deadline. The gates' deadline checks read it instead of
+	// comparing the clock with the deadline again.
+	late bool
 
 	// rawResponseUTF8: RawResponse is known to be valid UTF-8 (the
 	// validating pass saw no invalid byte), so its readers need not check.
@@ -122,19 +126,29 @@ func (in *Input) readClock() time.Time {
 		in.clock = in.clockBase.Add(clockSince(in.clockBase))
 	}
 	in.worked = 0
+	in.late = !in.at(in.clock).Before(in.Deadline)
 	return in.clock
 }
 
 // work counts n units of judging; once clockEvery units were done since the
 // last reading it reads the clock and reports whether the deadline passed.
+// It is inlined: the usual call adds and compares.
 func (in *Input) work(n int) (expired bool) {
 	in.worked += n
-	return in.worked >= clockEvery && !in.at(in.readClock()).Before(in.Deadline)
+	return in.worked >= clockEvery && in.readLate()
+}
+
+// readLate reads the clock and reports whether the deadline passed.
+func (in *Input) readLate() bool {
+	in.readClock()
+	return in.late
 }
 
 // resetClock starts or ends a run: Now reads the real clock until the
 // run's first reading.
-func (in *Input) resetClock() { in.clock, in.clockBase, in.worked = time.Time{}, time.Time{}, 0 }
+func (in *Input) resetClock() {
+	in.clock, in.clockBase, in.worked, in.late = time.Time{}, time.Time{}, 0, false
+}
 
 // clockNow and clockSince read the real clock; tests count the reads
 // through them.
