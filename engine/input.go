@@ -31,6 +31,10 @@ type Bid struct {
 	// from this bid, left for a later gate that needs the same reading (the
 	// markup gates' reading of the adm). Zero for every decoded bid.
 	Memo Memo
+	// imp is ImpByID(ImpID) when impKnown: the engine looks it up once per
+	// bid when a run begins and forgets it when the run ends (Input.ImpOf).
+	imp      *openrtb2.Imp
+	impKnown bool
 }
 
 // Memo is one fact about a bid: Value, valid for the reading Key names (the
@@ -200,6 +204,28 @@ func (in *Input) ImpByID(id string) *openrtb2.Imp {
 		return &imps[i]
 	}
 	return nil
+}
+
+// ImpOf returns the request imp of bid b, a bid of in.Bids:
+// ImpByID(b.ImpID). During a run the engine has looked it up once for every
+// bid, so that the gates that need it do not search the imps each.
+func (in *Input) ImpOf(b *Bid) *openrtb2.Imp {
+	if b.impKnown {
+		return b.imp
+	}
+	return in.ImpByID(b.ImpID)
+}
+
+// findImps looks up every bid's imp for ImpOf (forget: clears them).
+func (in *Input) findImps(forget bool) {
+	for i := range in.Bids {
+		b := &in.Bids[i]
+		if forget {
+			b.imp, b.impKnown = nil, false
+			continue
+		}
+		b.imp, b.impKnown = in.ImpByID(b.ImpID), true
+	}
 }
 
 // FirstBidWithID returns the index in Bids of the first bid whose id is id,

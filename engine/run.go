@@ -176,9 +176,11 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	case e.msgs.info.TooManyBids:
 		e.runTooMany()
 	default:
+		in.findImps(false)
 		for i := range e.order {
 			e.runPolicy(&e.order[i])
 		}
+		in.findImps(true)
 	}
 	e.finish()
 	in.resetClock()

@@ -334,3 +334,78 @@ func FuzzRunLoopDifferential(f *testing.F) {
 	f.Add([]byte("\x01\x01\x05\x00\x00\x03ppf\x01\x02\x02\x01\x01\x01\x00\x03sfp\x00\x20\x00\x01\x02\x00\x01\x02\x01\x00\x09"))
 	f.Fuzz(func(t *testing.T, data []byte) { checkLoopCase(t, data) })
 }
+
+// impProbe fails a bid whose ImpOf is not ImpByID(ImpID).
+type impProbe struct{}
+
+func (impProbe) Kind() Kind            { return PerBid }
+func (impProbe) Prepare(*Input) string { return "" }
+func (impProbe) CheckBid(in *Input, b *Bid) Verdict {
+	if !b.impKnown || in.ImpOf(b) != in.ImpByID(b.ImpID) {
+		return Reject("ImpOf differs", LossInvalidBidResponse, NBRResponseRejectedGeneral)
+	}
+	return Pass()
+}
+
+// TestImpOfIsImpByID: during a run ImpOf is the engine's lookup and equals
+// ImpByID's, on requests of few and of many imps (ImpByID's map), with
+// repeated, empty and missing ids; after the run it is ImpByID again.
+func TestImpOfIsImpByID(t *testing.T) {
+	reg := Registry{"imp": {Name: "imp", ResultName: "imp", Kind: PerBid,
+		New: func(any, Env) (Gate, error) { return impProbe{}, nil }}}
+	const yaml = "policy:\n  failFast: false\n  gates:\n    - gate: imp\n"
+	cfg, err := config.Parse("imp.yaml", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := Compile(cfg, "imp.yaml", []byte(yaml), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, imps := range []int{0, 1, 3, 16, 17, 40} {
+		var req, resp strings.Builder
+		req.WriteString(`{"id":"r","imp":[`)
+		for i := range imps {
+			if i > 0 {
+				req.WriteByte(',')
+			}
+			id := fmt.Sprint(i % 7) // repeated ids past 7
+			if i == 5 {
+				id = ""
+			}
+			fmt.Fprintf(&req, `{"id":%q,"tagid":"t%d"}`, id, i)
+		}
+		req.WriteString(`]}`)
+		resp.WriteString(`{"id":"r","seatbid":[{"bid":[`)
+		for i := range 12 {
+			if i > 0 {
+				resp.WriteByte(',')
+			}
+			fmt.Fprintf(&resp, `{"id":"b%d","impid":%q,"price":1}`, i, []string{"0", "1", "5", "6", "", "x", "3", "2", "4", "0", "6", "1"}[i])
+		}
+		resp.WriteString(`]}]}`)
+		ev := AcquireEval()
+		if err := ev.DecodeRequest([]byte(req.String())); err != nil {
+			t.Fatal(err)
+		}
+		if err := ev.DecodeResponse([]byte(resp.String()), 1000); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		ev.SetDeadline(now, now.Add(time.Hour))
+		out := ev.Run(snap, RunOptions{})
+		if len(out.Rejected) != 0 {
+			t.Fatalf("%d imps: %+v", imps, out.Rejected)
+		}
+		for i := range ev.In.Bids {
+			b := &ev.In.Bids[i]
+			if b.impKnown || b.imp != nil {
+				t.Fatalf("%d imps: bid %d keeps its imp after the run", imps, i)
+			}
+			if ev.In.ImpOf(b) != ev.In.ImpByID(b.ImpID) {
+				t.Fatalf("%d imps: bid %d: ImpOf differs after the run", imps, i)
+			}
+		}
+		ReleaseEval(ev)
+	}
+}
