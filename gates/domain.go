@@ -48,8 +48,10 @@ const (
 // ASCII input, the input lower-cased (an invalid "xn--" label is kept as
 // written, never decoded into another name). d may be empty.
 func normalizeDomain(s string) (d string, ok bool) {
-	s = strings.TrimSpace(s)
-	ascii, lower := true, true
+	s = trimSpace(s)
+	// One pass: every byte ASCII, none upper-case, and whether a label may
+	// start with "xn--" (an 'x' at the start of a label).
+	ascii, lower, x := true, true, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x80 {
@@ -59,12 +61,16 @@ func normalizeDomain(s string) (d string, ok bool) {
 		if 'A' <= c && c <= 'Z' {
 			lower = false
 		}
+		if c == 'x' && (i == 0 || s[i-1] == '.') {
+			x = true
+		}
 	}
 	if ascii {
 		if !lower {
 			s = strings.ToLower(s)
+			x = true // the 'x' may have been an 'X': hasPunycodeLabel decides
 		}
-		if !hasPunycodeLabel(s) {
+		if !x || !hasPunycodeLabel(s) {
 			return s, true
 		}
 		// Each "xn--" label must decode to a valid Unicode label whose
@@ -82,6 +88,16 @@ func normalizeDomain(s string) (d string, ok bool) {
 	return d, err == nil
 }
 
+// trimSpace is strings.TrimSpace, which it calls only when s begins or
+// ends with a byte that is not a printable ASCII character: a name as sent
+// is returned at once.
+func trimSpace(s string) string {
+	if len(s) > 0 && s[0] > ' ' && s[0] < utf8.RuneSelf && s[len(s)-1] > ' ' && s[len(s)-1] < utf8.RuneSelf {
+		return s
+	}
+	return strings.TrimSpace(s)
+}
+
 // hasPunycodeLabel reports whether a lower-case name has a label starting
 // with "xn--".
 func hasPunycodeLabel(s string) bool {
@@ -97,25 +113,44 @@ func isHostname(d string) bool {
 	if len(d) == 0 || len(d) > maxHostnameLen {
 		return false
 	}
+	// One pass: each byte a letter, digit or '-', each label (between
+	// dots) 1-63 of them without '-' at either end.
 	labels, start := 0, 0
-	for i := 0; i <= len(d); i++ {
-		if i < len(d) {
-			if c := d[i]; c != '.' {
-				if !isLDH(c) {
-					return false
-				}
-				continue
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if c == '.' {
+			if !labelEdges(d, start, i) {
+				return false
 			}
+			labels++
+			start = i + 1
+			continue
 		}
-		if !isLabel(d[start:i]) {
+		if !ldh[c] {
 			return false
 		}
-		labels++
-		start = i + 1
 	}
-	last := d[strings.LastIndexByte(d, '.')+1:]
-	return labels >= 2 && (isLetters(last) || strings.HasPrefix(last, "xn--"))
+	if !labelEdges(d, start, len(d)) {
+		return false
+	}
+	last := d[start:]
+	return labels >= 1 && (isLetters(last) || strings.HasPrefix(last, "xn--"))
 }
+
+// labelEdges reports whether the label d[start:end], whose bytes are known
+// to be letters, digits and '-', is 1-63 bytes long without '-' at either end.
+func labelEdges(d string, start, end int) bool {
+	n := end - start
+	return n > 0 && n <= maxLabelLen && d[start] != '-' && d[end-1] != '-'
+}
+
+// ldh marks [a-z0-9-].
+var ldh = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isLDH(byte(c))
+	}
+	return t
+}()
 
 // isLabel reports whether l is 1-63 characters of [a-z0-9-] that neither
 // start nor end with '-'.
@@ -208,7 +243,7 @@ func isASCII(s string) bool {
 // request's lists are short, and a gate keeps no per-request state).
 func listCovers(list []string, d string) bool {
 	for _, e := range list {
-		e = strings.TrimSpace(e)
+		e = trimSpace(e)
 		if e == "" {
 			continue
 		}
