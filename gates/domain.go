@@ -92,10 +92,12 @@ func normalizeDomain(s string) (d string, ok bool) {
 // ends with a byte that is not a printable ASCII character: a name as sent
 // is returned at once.
 func trimSpace(s string) string {
-	if len(s) > 0 && s[0] > ' ' && s[0] < utf8.RuneSelf && s[len(s)-1] > ' ' && s[len(s)-1] < utf8.RuneSelf {
-		return s
+	// A byte minus 0x21 is at most 0x7e-0x21 for '!' to '~', DEL's 0x5e
+	// included (not space either), and wraps above for the rest.
+	if len(s) == 0 || s[0]-0x21 > 0x5e || s[len(s)-1]-0x21 > 0x5e {
+		return strings.TrimSpace(s)
 	}
-	return strings.TrimSpace(s)
+	return s
 }
 
 // hasPunycodeLabel reports whether a lower-case name has a label starting
@@ -265,7 +267,13 @@ func listCovers(list []string, d string) bool {
 // name under test. It is immutable once built and safe for concurrent use.
 type domainSet struct {
 	m map[string]struct{}
+	// lens has bit n set when a member is n bytes long (bit 63: 63 or
+	// more): a name of another length is not looked up.
+	lens uint64
 }
+
+// lenBit is the bit of lens for a name of n bytes.
+func lenBit(n int) uint64 { return 1 << min(n, 63) }
 
 // newDomainSet builds a set from names already normalised by configDomain.
 func newDomainSet(names ...[]string) domainSet {
@@ -278,6 +286,7 @@ func newDomainSet(names ...[]string) domainSet {
 		for _, d := range l {
 			if d = trimDot(d); d != "" {
 				s.m[d] = struct{}{}
+				s.lens |= lenBit(len(d))
 			}
 		}
 	}
@@ -290,7 +299,9 @@ func newDomainSet(names ...[]string) domainSet {
 func (s domainSet) match(d string) (string, bool) {
 	d = trimDot(d)
 	for d != "" {
-		if _, ok := s.m[d]; ok {
+		if s.lens&lenBit(len(d)) == 0 {
+			// No member is as long.
+		} else if _, ok := s.m[d]; ok {
 			return d, true
 		}
 		i := strings.IndexByte(d, '.')

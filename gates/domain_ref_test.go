@@ -65,6 +65,29 @@ func refIsHostname(d string) bool {
 	return labels >= 2 && (isLetters(last) || strings.HasPrefix(last, "xn--"))
 }
 
+// refMatch is domainSet.match before it skipped the lengths of no member.
+func refMatch(s domainSet, d string) (string, bool) {
+	d = trimDot(d)
+	for d != "" {
+		if _, ok := s.m[d]; ok {
+			return d, true
+		}
+		i := strings.IndexByte(d, '.')
+		if i < 0 {
+			break
+		}
+		d = d[i+1:]
+	}
+	return "", false
+}
+
+// domainRefSets are the placeholder set and one with members of 63 bytes
+// and more (one length bit for them all) and of one byte.
+var domainRefSets = []domainSet{
+	newDomainSet(defaultPlaceholders, reservedTLDs),
+	newDomainSet([]string{strings.Repeat("a", 63), strings.Repeat("b", 62) + ".c", strings.Repeat("c", 70) + ".com", "x", "y.z."}),
+}
+
 func checkDomainReadings(t *testing.T, s string) {
 	t.Helper()
 	if got, want := trimSpace(s), strings.TrimSpace(s); got != want {
@@ -81,6 +104,15 @@ func checkDomainReadings(t *testing.T, s string) {
 	if got, want := isHostname(d), refIsHostname(d); got != want {
 		t.Fatalf("isHostname(%q) = %v, want %v", d, got, want)
 	}
+	for _, set := range domainRefSets {
+		for _, name := range []string{s, d} {
+			m, ok := set.match(name)
+			wm, wok := refMatch(set, name)
+			if m != wm || ok != wok {
+				t.Fatalf("match(%q) = %q, %v; want %q, %v", name, m, ok, wm, wok)
+			}
+		}
+	}
 }
 
 // domainSeeds are names of every shape the readings tell apart.
@@ -92,6 +124,9 @@ var domainSeeds = []string{
 	"a_b.com", "a.b.c.d.e.f", "123.com", "a.123", "a.xn--", "a.b\x00", strings.Repeat("a", 63) + ".com",
 	strings.Repeat("a", 64) + ".com", strings.Repeat("a.", 126) + "co", strings.Repeat("a.", 127) + "co",
 	"\u3002brand\uff0ecom", "ＢＲＡＮＤ.com", "bra\u00adnd.com", "localhost", "example.com.",
+	"ads.example.com", "a.b.test", "x", "y.z", "q.y.z.", strings.Repeat("a", 63), "d." + strings.Repeat("a", 63),
+	strings.Repeat("b", 62) + ".c", "e." + strings.Repeat("c", 70) + ".com", strings.Repeat("c", 71) + ".com",
+	"\x7fbrand.com", "brand.com\x7f", "!brand~", "~", "!",
 }
 
 // TestDomainReadingsDifferential: trimSpace, normalizeDomain and
@@ -102,7 +137,7 @@ func TestDomainReadingsDifferential(t *testing.T) {
 	for _, s := range domainSeeds {
 		checkDomainReadings(t, s)
 	}
-	alphabet := []string{"a", "x", "X", "n", "-", ".", " ", "1", "é", "xn--", "\t", "Z"}
+	alphabet := []string{"a", "x", "X", "n", "-", ".", " ", "1", "é", "xn--", "\t", "Z", "test", "\x7f"}
 	var build func(prefix string, depth int)
 	build = func(prefix string, depth int) {
 		checkDomainReadings(t, prefix)
