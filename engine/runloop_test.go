@@ -409,3 +409,51 @@ func TestImpOfIsImpByID(t *testing.T) {
 		ReleaseEval(ev)
 	}
 }
+
+// TestScopeStartResetsEveryField: Scope.start leaves a Scope as the literal
+// it replaced did (every field zero but the gate's own, hitBid's and
+// pending's storage and the values), whatever the gate before left in it.
+func TestScopeStartResetsEveryField(t *testing.T) {
+	e := &Eval{snap: &Snapshot{Default: &Policy{Key: "default"}}}
+	p, g, r := &Policy{Key: "seat", FailFast: true}, &GateEntry{Name: "g"}, &GateResult{}
+	bids := []int32{1, 2}
+	var s Scope
+	// Every field set: each bool true, each string, slice and pointer
+	// non-nil, the verdict failed.
+	v := reflect.ValueOf(&s).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		f = reflect.NewAt(f.Type(), f.Addr().UnsafePointer()).Elem()
+		switch f.Kind() {
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.String:
+			f.SetString("left over")
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 3, 3))
+		case reflect.Struct:
+			if f.Type() == reflect.TypeFor[Verdict]() {
+				f.Set(reflect.ValueOf(Reject("left over", 1, 2)))
+				continue
+			}
+			if f.Type() != reflect.TypeFor[ScanValues]() {
+				t.Fatalf("field %s: a struct the test does not know", v.Type().Field(i).Name)
+			}
+			s.values.built = true
+		default:
+			t.Fatalf("field %s: a kind the test does not know: %s", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	hitBid, pending, values := s.hitBid, s.pending, s.values
+	s.start(e, p, bids, g, r)
+	want := Scope{e: e, p: p, bids: bids, g: g, r: r, failFast: true, responseLevel: false,
+		hitBid: hitBid, pending: pending[:0], values: values}
+	if !reflect.DeepEqual(s, want) {
+		t.Fatalf("after start:\n%+v\nwant\n%+v", s, want)
+	}
+	if pending[0] != (pendingHit{}) {
+		t.Fatal("start keeps the pending hits of the gate before")
+	}
+}
