@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -227,10 +228,17 @@ func underDomainFold(d, parent string) bool {
 	return true
 }
 
-// isASCII reports whether s holds only ASCII bytes.
+// isASCII reports whether s holds only ASCII bytes, reading it eight
+// bytes at a time.
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if binary.LittleEndian.Uint64([]byte(s[i:i+8]))&bytesHigh != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
 			return false
 		}
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // The domain readings as they were before normalizeDomain and isHostname
-// read a name in one pass and the gates trimmed with trimSpace: the
-// reference of TestDomainReadingsDifferential and
+// read a name in one pass, the gates trimmed with trimSpace and isASCII
+// read words: the reference of TestDomainReadingsDifferential and
 // FuzzDomainReadingsDifferential.
 
 func refNormalizeDomain(s string) (d string, ok bool) {
@@ -104,6 +104,13 @@ func checkDomainReadings(t *testing.T, s string) {
 	if got, want := isHostname(d), refIsHostname(d); got != want {
 		t.Fatalf("isHostname(%q) = %v, want %v", d, got, want)
 	}
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		ascii = ascii && s[i] < 0x80
+	}
+	if isASCII(s) != ascii {
+		t.Fatalf("isASCII(%q) = %v", s, !ascii)
+	}
 	for _, set := range domainRefSets {
 		for _, name := range []string{s, d} {
 			m, ok := set.match(name)
@@ -127,6 +134,7 @@ var domainSeeds = []string{
 	"ads.example.com", "a.b.test", "x", "y.z", "q.y.z.", strings.Repeat("a", 63), "d." + strings.Repeat("a", 63),
 	strings.Repeat("b", 62) + ".c", "e." + strings.Repeat("c", 70) + ".com", strings.Repeat("c", 71) + ".com",
 	"\x7fbrand.com", "brand.com\x7f", "!brand~", "~", "!",
+	"blocked-advertiser.com", "blocked-advertiser.co\x80", "blocked-\xc3\xa9dvertiser.com", "abcdefg\xff", "abcdefgh\xff",
 }
 
 // TestDomainReadingsDifferential: trimSpace, normalizeDomain and
