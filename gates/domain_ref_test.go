@@ -134,6 +134,8 @@ var domainSeeds = []string{
 	"ads.example.com", "a.b.test", "x", "y.z", "q.y.z.", strings.Repeat("a", 63), "d." + strings.Repeat("a", 63),
 	strings.Repeat("b", 62) + ".c", "e." + strings.Repeat("c", 70) + ".com", strings.Repeat("c", 71) + ".com",
 	"\x7fbrand.com", "brand.com\x7f", "!brand~", "~", "!",
+	"abcdefg.xn--bcher-kva.de", "abcdefgh.xn--zz", "abcdefgx.xn--zz", "abcdefg.Xn--p1ai", "abcdefghijklmno.xn--p1ai",
+	"abcdefghijklmnop.xn--", "abcdefgh.ijklmnox", "abcdefg.xn--aa-.com", "abcdefg.xn--", "abcdefghijklmno.xn--.de", "a.cdefghxn--zz.com", "abcdefghijkLmnop.com", "abcdefgh\xc3\xa9.com",
 	"blocked-advertiser.com", "blocked-advertiser.co\x80", "blocked-\xc3\xa9dvertiser.com", "abcdefg\xff", "abcdefgh\xff",
 }
 
