@@ -31,6 +31,10 @@ type Bid struct {
 	// from this bid, left for a later gate that needs the same reading (the
 	// markup gates' reading of the adm). Zero for every decoded bid.
 	Memo Memo
+	// imp is ImpByID(ImpID) when impKnown: the engine looks it up once per
+	// bid when a run begins and forgets it when the run ends (Input.ImpOf).
+	imp      *openrtb2.Imp
+	impKnown bool
 }
 
 // Memo is one fact about a bid: Value, valid for the reading Key names (the
@@ -80,6 +84,10 @@ type Input struct {
 	// worked counts the units of judging done since the last reading
 	// (bids judged or scanned, response gates run): see work.
 	worked int
+	// late: at the last reading the evaluation instant (Now) was at or
+	// past the deadline. The gates' deadline checks read it instead of
+	// comparing the clock with the deadline again.
+	late bool
 
 	// rawResponseUTF8: RawResponse is known to be valid UTF-8 (the
 	// validating pass saw no invalid byte), so its readers need not check.
@@ -122,19 +130,29 @@ func (in *Input) readClock() time.Time {
 		in.clock = in.clockBase.Add(clockSince(in.clockBase))
 	}
 	in.worked = 0
+	in.late = !in.at(in.clock).Before(in.Deadline)
 	return in.clock
 }
 
 // work counts n units of judging; once clockEvery units were done since the
 // last reading it reads the clock and reports whether the deadline passed.
+// It is inlined: the usual call adds and compares.
 func (in *Input) work(n int) (expired bool) {
 	in.worked += n
-	return in.worked >= clockEvery && !in.at(in.readClock()).Before(in.Deadline)
+	return in.worked >= clockEvery && in.readLate()
+}
+
+// readLate reads the clock and reports whether the deadline passed.
+func (in *Input) readLate() bool {
+	in.readClock()
+	return in.late
 }
 
 // resetClock starts or ends a run: Now reads the real clock until the
 // run's first reading.
-func (in *Input) resetClock() { in.clock, in.clockBase, in.worked = time.Time{}, time.Time{}, 0 }
+func (in *Input) resetClock() {
+	in.clock, in.clockBase, in.worked, in.late = time.Time{}, time.Time{}, 0, false
+}
 
 // clockNow and clockSince read the real clock; tests count the reads
 // through them.
@@ -186,6 +204,28 @@ func (in *Input) ImpByID(id string) *openrtb2.Imp {
 		return &imps[i]
 	}
 	return nil
+}
+
+// ImpOf returns the request imp of bid b, a bid of in.Bids:
+// ImpByID(b.ImpID). During a run the engine has looked it up once for every
+// bid, so that the gates that need it do not search the imps each.
+func (in *Input) ImpOf(b *Bid) *openrtb2.Imp {
+	if b.impKnown {
+		return b.imp
+	}
+	return in.ImpByID(b.ImpID)
+}
+
+// findImps looks up every bid's imp for ImpOf (forget: clears them).
+func (in *Input) findImps(forget bool) {
+	for i := range in.Bids {
+		b := &in.Bids[i]
+		if forget {
+			b.imp, b.impKnown = nil, false
+			continue
+		}
+		b.imp, b.impKnown = in.ImpByID(b.ImpID), true
+	}
 }
 
 // FirstBidWithID returns the index in Bids of the first bid whose id is id,

@@ -31,14 +31,13 @@ const (
 )
 
 func (m Mode) String() string {
-	switch m {
-	case Warn:
-		return "warn"
-	case Off:
-		return "off"
+	if int(m) < len(modeNames) {
+		return modeNames[m]
 	}
 	return "enforce"
 }
+
+var modeNames = [...]string{Enforce: "enforce", Warn: "warn", Off: "off"}
 
 func parseMode(s string) (Mode, bool) {
 	switch s {

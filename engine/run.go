@@ -176,9 +176,11 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	case e.msgs.info.TooManyBids:
 		e.runTooMany()
 	default:
+		in.findImps(false)
 		for i := range e.order {
 			e.runPolicy(&e.order[i])
 		}
+		in.findImps(true)
 	}
 	e.finish()
 	in.resetClock()
@@ -238,9 +240,20 @@ func (e *Eval) groupByPolicy(upstream string) {
 	slices.SortFunc(e.order[1:], func(a, b policySpan) int { return int(a.first - b.first) })
 }
 
+// result appends gate g's result, passed until the run says otherwise. The
+// slot is written field by field: a composite literal appended is built on
+// the stack and then copied.
 func (e *Eval) result(p *Policy, g *GateEntry) *GateResult {
-	e.Out.Gates = append(e.Out.Gates, GateResult{Policy: p.Key, Name: g.Name, Mode: g.Mode.String(), Passed: true, Entry: g})
-	return &e.Out.Gates[len(e.Out.Gates)-1]
+	gs := e.Out.Gates
+	n := len(gs)
+	if n == cap(gs) {
+		gs = append(gs, GateResult{})
+	}
+	e.Out.Gates = gs[:n+1]
+	r := &e.Out.Gates[n]
+	r.Policy, r.Name, r.Mode, r.Entry = p.Key, g.Name, g.Mode.String(), g
+	r.Passed, r.Skipped, r.Reason, r.LatencyNs, r.Details = true, false, "", 0, nil
+	return r
 }
 
 func skipped(r *GateResult, reason string) {
@@ -287,7 +300,7 @@ func (e *Eval) failFast(p *Policy) bool { return p.FailFast && !e.all }
 func (e *Eval) runPolicy(sp *policySpan) {
 	p := sp.p
 	in := &e.In
-	def := e.snap.Default
+	ff := e.failFast(e.snap.Default)
 	// Timed, one clock read per gate run: the end of one gate is the start
 	// of the next, its latency's origin and the instant of its deadline
 	// check. Untimed, the deadline checks use the last reading, taken at
@@ -306,26 +319,29 @@ func (e *Eval) runPolicy(sp *policySpan) {
 			skipped(r, e.stop)
 			continue
 		}
-		if e.Out.Response.Failed() && e.failFast(def) {
+		if ff && e.Out.Response.Failed() {
 			skipped(r, ReasonSkipFailFast)
-			continue
-		}
-		if g.Kind == Guard && !e.timed && in.worked > 0 {
-			in.readClock()
-		}
-		if g.Kind != Guard && !in.Now().Before(in.Deadline) {
-			e.timeout(g, r)
 			continue
 		}
 		switch g.Kind {
 		case Guard:
+			if !e.timed && in.worked > 0 {
+				in.readClock()
+			}
 			e.runGuard(g, r)
-		case Response:
-			e.runResponse(p, g, r)
-		case PerBid:
-			e.runBids(sp, g, r)
-		case Scan:
-			e.runScan(sp, g, r)
+		default:
+			if in.late {
+				e.timeout(g, r)
+				continue
+			}
+			switch g.Kind {
+			case Response:
+				e.runResponse(p, g, r)
+			case PerBid:
+				e.runBids(sp, g, r)
+			case Scan:
+				e.runScan(sp, g, r)
+			}
 		}
 		if e.timed {
 			end := in.readClock()
@@ -379,47 +395,52 @@ func (e *Eval) runResponse(p *Policy, g *GateEntry, r *GateResult) {
 // gate, a response gate run) the engine may do between clock reads.
 const clockEvery = 64
 
+// runBids runs per-bid gate g on the span's bids. A verdict is read by its
+// state alone until it fails or skips (the usual pass costs no copy of it),
+// and the passed set is emptied on each way out.
 func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
-	p := sp.p
 	in := &e.In
 	if skip := g.bid.Prepare(in); skip != "" {
 		skipped(r, skip)
 		return
 	}
-	ff := e.failFast(p)
+	ff := e.failFast(sp.p)
 	judged, dead := 0, 0
 	firstSkip := ""
 	in.startGate(len(in.Bids))
-	defer in.startGate(0)
+	bids, verdicts, passed := in.Bids, e.Out.Bids, in.passed
 	for _, i := range e.bidsOf(sp) {
-		bv := &e.Out.Bids[i]
-		if ff && bv.Failed() {
+		standing := !verdicts[i].Failed()
+		if ff && !standing {
 			dead++
 			continue
 		}
 		if in.work(1) {
+			in.startGate(0)
 			e.timeout(g, r)
 			return
 		}
-		standing := !bv.Failed()
-		v := g.bid.CheckBid(in, &in.Bids[i])
-		in.passed[i] = standing && !v.Failed() && !v.Skipped()
-		switch {
-		case v.Skipped():
+		v := g.bid.CheckBid(in, &bids[i])
+		switch v.state {
+		case stateSkip:
+			// Not passed: startGate left passed[i] false.
 			why, _ := v.Details.(string)
 			e.Out.Skips = append(e.Out.Skips, BidSkip{Gate: g.Name, Why: why})
 			if firstSkip == "" {
 				firstSkip = v.Reason
 			}
 			continue
-		case v.Failed():
+		case stateFail:
 			if r.Passed {
 				r.Passed, r.Reason, r.Details = false, v.Reason, v.Details
 			}
-			e.bidHit(p, g, int(i), v)
+			e.bidHit(sp.p, g, int(i), v)
+		default:
+			passed[i] = standing
 		}
 		judged++
 	}
+	in.startGate(0)
 	if judged == 0 {
 		switch {
 		case firstSkip != "":

@@ -44,12 +44,16 @@ type pendingHit struct {
 // keeping the storage of earlier gates and the request's values. It costs
 // nothing per bid: hitBid, cleared once per request, is cleared again by
 // record for the bids the gate reported.
+// The fields are set one by one: a Scope literal would copy the values
+// through the stack. TestScopeStartResetsEveryField holds that start
+// leaves nothing of the gate before but hitBid's and pending's storage and
+// the values.
 func (s *Scope) start(e *Eval, p *Policy, bids []int32, g *GateEntry, r *GateResult) {
 	clear(s.pending)
-	*s = Scope{
-		e: e, p: p, bids: bids, g: g, r: r, failFast: e.failFast(p), responseLevel: p == e.snap.Default,
-		hitBid: s.hitBid, pending: s.pending[:0], values: s.values,
-	}
+	s.e, s.p, s.bids, s.g, s.r = e, p, bids, g, r
+	s.failFast, s.responseLevel, s.timedOut, s.stopped = e.failFast(p), p == e.snap.Default, false, false
+	s.skip, s.pending = "", s.pending[:0]
+	s.resp, s.respHit, s.hasResp = Verdict{}, false, false
 }
 
 // newRequest forgets the values and hits of the previous request.

@@ -10,7 +10,6 @@ package gates
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/bidguard/bidguard/engine"
 )
@@ -69,7 +68,7 @@ func (g *adomainVerify) Prepare(*engine.Input) string { return "" }
 func (g *adomainVerify) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict {
 	seen := false
 	for _, raw := range b.ADomain {
-		if strings.TrimSpace(raw) == "" {
+		if trimSpace(raw) == "" {
 			continue
 		}
 		seen = true

@@ -75,7 +75,7 @@ func (o *avObject) dynamic() bool { return o.podDur > 0 || o.maxSeq > 0 }
 // avBid resolves the bid's imp and media object; ok is false when the bid
 // is not a video or audio bid, skip then being its per-bid skip.
 func avBid(in *engine.Input, b *engine.Bid) (imp *openrtb2.Imp, o avObject, skip engine.Verdict, ok bool) {
-	imp = in.ImpByID(b.ImpID)
+	imp = in.ImpOf(b)
 	if imp == nil {
 		return nil, o, engine.SkipBid(reasonNoImp, skipWhyImp), false
 	}

@@ -8,8 +8,6 @@ package gates
 // "blocked.com", and the reason writes it so). Codes 205 / 356.
 
 import (
-	"strings"
-
 	"github.com/bidguard/bidguard/engine"
 )
 
@@ -33,7 +31,7 @@ func (g *badvCompliance) Prepare(in *engine.Input) string {
 // CheckBid rejects the first adomain entry that badv covers.
 func (g *badvCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	for _, raw := range b.ADomain {
-		if strings.TrimSpace(raw) == "" {
+		if trimSpace(raw) == "" {
 			continue
 		}
 		d, _ := normalizeDomain(raw)

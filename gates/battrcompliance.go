@@ -34,7 +34,7 @@ func (g *battrCompliance) Prepare(in *engine.Input) string {
 
 // CheckBid rejects a bid carrying an attribute its imp blocks.
 func (g *battrCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	imp := in.ImpByID(b.ImpID)
+	imp := in.ImpOf(b)
 	if imp == nil {
 		return engine.SkipBid(reasonNoImp, skipWhyImp)
 	}

@@ -71,7 +71,7 @@ func (g *bidSanity) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if g.maxPrice > 0 && p > g.maxPrice {
 		return engine.Reject("bid price "+formatNum(p)+" exceeds maxPrice "+formatNum(g.maxPrice), engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
 	}
-	imp := in.ImpByID(b.ImpID)
+	imp := in.ImpOf(b)
 	if imp == nil || !(imp.BidFloor > 0) {
 		return engine.Pass()
 	}

@@ -44,7 +44,7 @@ func (g *creativeSize) Prepare(in *engine.Input) string {
 
 // CheckBid rejects a banner bid whose size the banner does not allow.
 func (g *creativeSize) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	imp := in.ImpByID(b.ImpID)
+	imp := in.ImpOf(b)
 	if imp == nil {
 		return engine.SkipBid(reasonNoImp, skipWhyImp)
 	}

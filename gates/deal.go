@@ -50,7 +50,7 @@ func (g *deal) Prepare(in *engine.Input) string {
 
 // CheckBid applies the deal checks in order.
 func (g *deal) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	pmp := impPMP(in.ImpByID(b.ImpID))
+	pmp := impPMP(in.ImpOf(b))
 	if b.DealID == "" {
 		switch {
 		case pmp == nil:

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"encoding/binary"
 	"errors"
 	"strings"
 	"unicode/utf8"
@@ -48,8 +49,10 @@ const (
 // ASCII input, the input lower-cased (an invalid "xn--" label is kept as
 // written, never decoded into another name). d may be empty.
 func normalizeDomain(s string) (d string, ok bool) {
-	s = strings.TrimSpace(s)
-	ascii, lower := true, true
+	s = trimSpace(s)
+	// One pass: every byte ASCII, none upper-case, and whether a label may
+	// start with "xn--" (an 'x' at the start of a label).
+	ascii, lower, x := true, true, false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x80 {
@@ -59,12 +62,16 @@ func normalizeDomain(s string) (d string, ok bool) {
 		if 'A' <= c && c <= 'Z' {
 			lower = false
 		}
+		if c == 'x' && (i == 0 || s[i-1] == '.') {
+			x = true
+		}
 	}
 	if ascii {
 		if !lower {
 			s = strings.ToLower(s)
+			x = true // the 'x' may have been an 'X': hasPunycodeLabel decides
 		}
-		if !hasPunycodeLabel(s) {
+		if !x || !hasPunycodeLabel(s) {
 			return s, true
 		}
 		// Each "xn--" label must decode to a valid Unicode label whose
@@ -82,6 +89,18 @@ func normalizeDomain(s string) (d string, ok bool) {
 	return d, err == nil
 }
 
+// trimSpace is strings.TrimSpace, which it calls only when s begins or
+// ends with a byte that is not a printable ASCII character: a name as sent
+// is returned at once.
+func trimSpace(s string) string {
+	// A byte minus 0x21 is at most 0x7e-0x21 for '!' to '~', DEL's 0x5e
+	// included (not space either), and wraps above for the rest.
+	if len(s) == 0 || s[0]-0x21 > 0x5e || s[len(s)-1]-0x21 > 0x5e {
+		return strings.TrimSpace(s)
+	}
+	return s
+}
+
 // hasPunycodeLabel reports whether a lower-case name has a label starting
 // with "xn--".
 func hasPunycodeLabel(s string) bool {
@@ -97,25 +116,44 @@ func isHostname(d string) bool {
 	if len(d) == 0 || len(d) > maxHostnameLen {
 		return false
 	}
+	// One pass: each byte a letter, digit or '-', each label (between
+	// dots) 1-63 of them without '-' at either end.
 	labels, start := 0, 0
-	for i := 0; i <= len(d); i++ {
-		if i < len(d) {
-			if c := d[i]; c != '.' {
-				if !isLDH(c) {
-					return false
-				}
-				continue
+	for i := 0; i < len(d); i++ {
+		c := d[i]
+		if c == '.' {
+			if !labelEdges(d, start, i) {
+				return false
 			}
+			labels++
+			start = i + 1
+			continue
 		}
-		if !isLabel(d[start:i]) {
+		if !ldh[c] {
 			return false
 		}
-		labels++
-		start = i + 1
 	}
-	last := d[strings.LastIndexByte(d, '.')+1:]
-	return labels >= 2 && (isLetters(last) || strings.HasPrefix(last, "xn--"))
+	if !labelEdges(d, start, len(d)) {
+		return false
+	}
+	last := d[start:]
+	return labels >= 1 && (isLetters(last) || strings.HasPrefix(last, "xn--"))
 }
+
+// labelEdges reports whether the label d[start:end], whose bytes are known
+// to be letters, digits and '-', is 1-63 bytes long without '-' at either end.
+func labelEdges(d string, start, end int) bool {
+	n := end - start
+	return n > 0 && n <= maxLabelLen && d[start] != '-' && d[end-1] != '-'
+}
+
+// ldh marks [a-z0-9-].
+var ldh = func() (t [256]bool) {
+	for c := range 256 {
+		t[c] = isLDH(byte(c))
+	}
+	return t
+}()
 
 // isLabel reports whether l is 1-63 characters of [a-z0-9-] that neither
 // start nor end with '-'.
@@ -190,10 +228,17 @@ func underDomainFold(d, parent string) bool {
 	return true
 }
 
-// isASCII reports whether s holds only ASCII bytes.
+// isASCII reports whether s holds only ASCII bytes, reading it eight
+// bytes at a time.
 func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		if binary.LittleEndian.Uint64([]byte(s[i:i+8]))&bytesHigh != 0 {
+			return false
+		}
+	}
+	for ; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
 			return false
 		}
 	}
@@ -208,7 +253,7 @@ func isASCII(s string) bool {
 // request's lists are short, and a gate keeps no per-request state).
 func listCovers(list []string, d string) bool {
 	for _, e := range list {
-		e = strings.TrimSpace(e)
+		e = trimSpace(e)
 		if e == "" {
 			continue
 		}
@@ -230,7 +275,13 @@ func listCovers(list []string, d string) bool {
 // name under test. It is immutable once built and safe for concurrent use.
 type domainSet struct {
 	m map[string]struct{}
+	// lens has bit n set when a member is n bytes long (bit 63: 63 or
+	// more): a name of another length is not looked up.
+	lens uint64
 }
+
+// lenBit is the bit of lens for a name of n bytes.
+func lenBit(n int) uint64 { return 1 << min(n, 63) }
 
 // newDomainSet builds a set from names already normalised by configDomain.
 func newDomainSet(names ...[]string) domainSet {
@@ -243,6 +294,7 @@ func newDomainSet(names ...[]string) domainSet {
 		for _, d := range l {
 			if d = trimDot(d); d != "" {
 				s.m[d] = struct{}{}
+				s.lens |= lenBit(len(d))
 			}
 		}
 	}
@@ -255,7 +307,9 @@ func newDomainSet(names ...[]string) domainSet {
 func (s domainSet) match(d string) (string, bool) {
 	d = trimDot(d)
 	for d != "" {
-		if _, ok := s.m[d]; ok {
+		if s.lens&lenBit(len(d)) == 0 {
+			// No member is as long.
+		} else if _, ok := s.m[d]; ok {
 			return d, true
 		}
 		i := strings.IndexByte(d, '.')

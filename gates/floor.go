@@ -68,7 +68,7 @@ func (g *floor) Prepare(in *engine.Input) string {
 // imp, or whose imp and deal set no floor > 0, passes. A missing price
 // counts as 0.
 func (g *floor) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	imp := in.ImpByID(b.ImpID)
+	imp := in.ImpOf(b)
 	if imp == nil {
 		return engine.Pass()
 	}

@@ -9,7 +9,11 @@ package gates
 // resolved. Everything works on the caller's bytes and a stack buffer: only a
 // host with non-ASCII characters (IDNA) allocates.
 
-import "strings"
+import (
+	"encoding/binary"
+	"math/bits"
+	"strings"
+)
 
 // hostKind is what a host parsed as.
 type hostKind uint8
@@ -237,7 +241,35 @@ func parsePlainName(raw string, buf *[maxHostBytes]byte) (h parsedHost, ok, done
 // with a digit.
 func readPlainName(s string, buf *[maxHostBytes]byte) (n int, name []byte, ok, done bool) {
 	start, long := 0, false // the label being read; a label empty or over 63 characters
-	for ; n < len(s); n++ {
+	// Eight bytes at a time while eight are left in s and in buf: the
+	// name bytes of the word, lower-cased, are stored at once (the bytes
+	// stored past the run are never read), its dots are visited alone.
+	ended := false
+	for n+8 <= len(s) && n+8 <= len(buf) {
+		// valid: the bytes nameByte maps (ASCII letters and digits, '-',
+		// '_', '.'); lowered: the word with its upper-case letters lowered.
+		// The lane tests are exact: no borrow or carry crosses bytes.
+		x := binary.LittleEndian.Uint64([]byte(s[n : n+8]))
+		letters := bytesBetween(x|bytesOnes*0x20, 'a'-1, 'z'+1)
+		dots := bytesEqual(x, '.')
+		valid := letters | bytesBetween(x, '-'-1, '9'+1)&^bytesEqual(x, '/') | bytesEqual(x, '_')
+		lowered := x | letters>>2
+		k := 8 // the name bytes the word begins with
+		if inv := ^valid & bytesHigh; inv != 0 {
+			k, ended = bits.TrailingZeros64(inv)>>3, true
+		}
+		binary.LittleEndian.PutUint64(buf[n:n+8], lowered)
+		for dots &= 1<<(8*k) - 1; dots != 0; dots &= dots - 1 {
+			p := n + bits.TrailingZeros64(dots)>>3
+			long = long || p == start || p-start > maxLabelLen
+			start = p + 1
+		}
+		n += k
+		if ended {
+			break
+		}
+	}
+	for ; !ended && n < len(s); n++ {
 		c := nameByte[s[n]]
 		if c == 0 {
 			break
@@ -271,6 +303,22 @@ func readPlainName(s string, buf *[maxHostBytes]byte) (n int, name []byte, ok, d
 		return n, nil, false, true
 	}
 	return n, buf[:n], true, true
+}
+
+// bytesBetween returns the high bit of each byte of x that is ASCII and
+// strictly between m and n (m < n <= 128; "Bit Twiddling Hacks",
+// hasbetween, exact per byte).
+func bytesBetween(x uint64, m, n byte) uint64 {
+	const low7 = bytesOnes * 0x7f
+	return (bytesOnes*(127+uint64(n)) - (x & low7)) &^ x & ((x & low7) + bytesOnes*(127-uint64(m))) & bytesHigh
+}
+
+// bytesEqual returns the high bit of each byte of x equal to c, an ASCII
+// byte (exact per byte: the low seven bits are added without a carry out).
+func bytesEqual(x uint64, c byte) uint64 {
+	const low7 = bytesOnes * 0x7f
+	y := x ^ bytesOnes*uint64(c)
+	return ^((y&low7 + low7) | y) & bytesHigh
 }
 
 // validHostName checks the DNS limits of a lower-case name: labels of 1-63

@@ -30,7 +30,7 @@ func (g *impidMatch) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	if b.ImpID == "" {
 		return engine.Reject("bid missing impid", engine.LossInvalidBidResponse, engine.NBRResponseRejectedGeneral)
 	}
-	if in.ImpByID(b.ImpID) != nil {
+	if in.ImpOf(b) != nil {
 		return engine.Pass()
 	}
 	ids := make([]string, len(in.Request.Imp))

@@ -45,7 +45,7 @@ func (g *mediaType) Prepare(in *engine.Input) string {
 // CheckBid rejects an mtype the imp did not offer, and a missing mtype on a
 // multi-type imp when requireMtype is set.
 func (g *mediaType) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	imp := in.ImpByID(b.ImpID)
+	imp := in.ImpOf(b)
 	if imp == nil {
 		return engine.SkipBid(reasonNoImp, skipWhyImp)
 	}

@@ -180,8 +180,17 @@ func scanSegment(sc scanScope, vals *engine.ScanValues, seg *engine.ScanSegment,
 // overrunSegment reports seg's bid (the envelope) over its budget: values
 // past it were not scanned. A hit found in it first stays its entry
 // (Scope.Overrun).
+// It is inlined: a segment within its budget costs a comparison.
 func overrunSegment(sc scanScope, seg *engine.ScanSegment, lim scanLimit) {
 	if seg.Before+seg.Nodes > lim.maxNodes && !lim.pass {
-		sc.Overrun(seg.Bid, engine.Reject(reasonScanLimit, scanResponseLoss, scanResponseNBR))
+		reportOverrun(sc, seg.Bid)
 	}
+}
+
+// reportOverrun is kept out of line, so that overrunSegment stays small
+// enough to inline.
+//
+//go:noinline
+func reportOverrun(sc scanScope, bid int) {
+	sc.Overrun(bid, engine.Reject(reasonScanLimit, scanResponseLoss, scanResponseNBR))
 }
