@@ -189,6 +189,14 @@ func (w *vastWalk) walk(s string) bool {
 			if !ascii && !asciiName(lx.name) {
 				return false
 			}
+			if ascii && tok == tokStart {
+				// Nothing of the attributes is read: the lexer checks
+				// them to the tag's end at once.
+				if lx.attrsToOpen() != tokOpen {
+					return false
+				}
+				w.open(lx.local)
+			}
 		case tokOpen:
 			w.open(lx.local)
 		case tokEnd:

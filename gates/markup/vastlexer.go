@@ -338,6 +338,16 @@ func (lx *xmlLexer) attr() xmlToken {
 	return tokAttr
 }
 
+// attrsToOpen reads the rest of a start tag, its attributes as attr
+// reads them one by one: tokOpen at its end, or tokError.
+func (lx *xmlLexer) attrsToOpen() xmlToken {
+	for {
+		if tok := lx.attr(); tok != tokAttr {
+			return tok
+		}
+	}
+}
+
 // endTag reads an end tag, which must close the innermost open element:
 // its name is that element's, the same bytes with no name byte after them
 // (the Name read there would be longer).
