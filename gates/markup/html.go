@@ -105,6 +105,9 @@ func (a *analysis) readScanned(t *tokenizer, b []byte, plain bool, depth int) {
 		if a.done() {
 			return
 		}
+		if sp.bare {
+			continue
+		}
 		ascii := false
 		if plain {
 			n.Data, n.Attr, ascii = t.scannedTag(b, sp)

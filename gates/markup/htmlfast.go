@@ -23,6 +23,9 @@ type tagSpan struct {
 	// nameCase is the tagClass bits of the name's bytes or'ed (when the
 	// scan records attributes): tagUpper, tagHigh.
 	nameCase uint8
+	// bare: the scan recorded attributes, and element reads nothing of
+	// this tag.
+	bare bool
 }
 
 // attrSpan is an attribute of a tag: its key and value as spans of the
@@ -76,6 +79,11 @@ func scanTagsAttrs(dst []tagSpan, attrs *[]attrSpan, b []byte) (tags []tagSpan, 
 			}
 			i = end
 			raw := rawTextElement(b[sp.tag0+1 : name])
+			// Without an attribute element reads, only script, style
+			// and noscript (whose names lower-case to nothing else from
+			// outside ASCII) are read at all.
+			sp.bare = attrs != nil && sp.attr1 == sp.attr0 && nameCase&tagHigh == 0 &&
+				raw != "script" && raw != "style" && raw != "noscript"
 			switch raw {
 			case "":
 			case "plaintext": // text to the end

@@ -262,7 +262,12 @@ func sameAsRef(t *testing.T, doc []byte) {
 // TestHTMLFastAgainstTokenizer, keys of every case and length around the
 // ones element reads, and the load harness's banner.
 func refDocs(t testing.TB) []string {
-	docs := append(append(append(append([]string{string(scriptHeavy(20 << 10)), distinctBanner}, htmlFastDocs...), testStrings(t)...), fuzzCorpus(t)...), tokenizerDocs...)
+	docs := append(append(append(append([]string{string(scriptHeavy(20 << 10)), distinctBanner,
+		// Tags without an attribute element reads: only script and style
+		// are read (noscript goes to the tree).
+		`<div><p><span class=x><meta><script>top.location=1</script><style>*{background:url(http://x)}</style></span>`,
+		`<DIV><META><SCRIPT>top.location=1</SCRIPT><Style>*{background:url(http://x)}</sTyle><iframe></iframe>`,
+		`<ſcript>top.location=1</script><Keygen><scrİpt>top.location=1</script>`}, htmlFastDocs...), testStrings(t)...), fuzzCorpus(t)...), tokenizerDocs...)
 	docs = append(append(docs, splitTagDocs...), differentialHTML...)
 	for _, k := range []string{"href", "src", "style", "srcset", "imagesrcset", "srcdoc", "http-equiv", "type", "language",
 		"onclick", "on", "onx", "o", "formaction", "xlink:href", "background", "longdesc", "class", "width", "alt", "data-x",
