@@ -172,7 +172,9 @@ func (w *vastWalk) walk(s string) bool {
 	if !valid {
 		return false
 	}
-	lx.charsValid = true
+	// In an ASCII document nothing of a start tag but its name is read:
+	// the lexer checks the attributes and hands out the open element.
+	lx.charsValid, lx.openTags = true, ascii
 	w.frames, w.calls, w.texts, w.outer = w.frames[:0], w.calls[:0], w.texts[:0], -1
 	w.content.reset()
 	for {
@@ -185,17 +187,9 @@ func (w *vastWalk) walk(s string) bool {
 			if !ascii && !asciiName(lx.name) || lx.name == "xml" && !xmlVersion10(lx.text) {
 				return false
 			}
-		case tokStart, tokAttr:
-			if !ascii && !asciiName(lx.name) {
+		case tokStart, tokAttr: // not ASCII: each name is looked at
+			if !asciiName(lx.name) {
 				return false
-			}
-			if ascii && tok == tokStart {
-				// Nothing of the attributes is read: the lexer checks
-				// them to the tag's end at once.
-				if lx.attrsToOpen() != tokOpen {
-					return false
-				}
-				w.open(lx.local)
 			}
 		case tokOpen:
 			w.open(lx.local)

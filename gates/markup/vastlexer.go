@@ -70,7 +70,10 @@ type xmlLexer struct {
 	// characters (validChars), which the end of the document then takes
 	// as known.
 	charsValid bool
-	empty      bool
+	// openTags: a start tag is read to its end at once, its attributes
+	// checked: tokOpen (or tokError), never tokStart or tokAttr.
+	openTags bool
+	empty    bool
 	// name (local: without its namespace prefix), value and text of the
 	// token read; tag is the name of the start tag being read or the
 	// element just opened.
@@ -87,7 +90,7 @@ type xmlLexer struct {
 // reset starts reading s, after one optional U+FEFF.
 func (lx *xmlLexer) reset(s string) {
 	s = strings.TrimPrefix(s, "\ufeff")
-	lx.s, lx.i, lx.state, lx.first, lx.depth, lx.endNext, lx.charsValid = s, 0, lexProlog, true, 0, false, false
+	lx.s, lx.i, lx.state, lx.first, lx.depth, lx.endNext, lx.charsValid, lx.openTags = s, 0, lexProlog, true, 0, false, false, false
 }
 
 func (lx *xmlLexer) fail() xmlToken {
@@ -274,6 +277,9 @@ func (lx *xmlLexer) startTag() xmlToken {
 	}
 	lx.name, lx.local, lx.tag, lx.tagLocal = n, local, n, local
 	lx.nattrs, lx.state = 0, lexTag
+	if lx.openTags {
+		return lx.attrsToOpen()
+	}
 	return tokStart
 }
 
