@@ -251,6 +251,9 @@ func (lx *xmlLexer) content() xmlToken {
 
 // validText checks character data: no "]]>", references valid.
 func validText(t string) bool {
+	if len(t) <= shortText && plainShort(t, ']') {
+		return true
+	}
 	if strings.Contains(t, "]]>") {
 		return false
 	}
@@ -265,6 +268,20 @@ func validText(t string) bool {
 		}
 		t = t[amp+n:]
 	}
+}
+
+// shortText is the length up to which plainShort reads a text byte by
+// byte rather than through IndexByte calls, whose fixed cost is more.
+const shortText = 16
+
+// plainShort reports a text holding neither '&' nor c: valid as it is.
+func plainShort(t string, c byte) bool {
+	for i := 0; i < len(t); i++ {
+		if t[i] == '&' || t[i] == c {
+			return false
+		}
+	}
+	return true
 }
 
 // startTag reads a start tag's name, after its '<'.

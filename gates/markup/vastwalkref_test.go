@@ -150,6 +150,42 @@ func (lx *xmlLexer) endTagRef() xmlToken {
 	return lx.closed()
 }
 
+// validTextRef is validText as it was, without the short-text shortcut.
+func validTextRef(t string) bool {
+	if strings.Contains(t, "]]>") {
+		return false
+	}
+	for {
+		amp := strings.IndexByte(t, '&')
+		if amp < 0 {
+			return true
+		}
+		_, n := reference(t[amp:])
+		if n == 0 {
+			return false
+		}
+		t = t[amp+n:]
+	}
+}
+
+// validValueRef is validValue as it was, without the short-text shortcut.
+func validValueRef(v string) bool {
+	if strings.IndexByte(v, '<') >= 0 {
+		return false
+	}
+	for {
+		amp := strings.IndexByte(v, '&')
+		if amp < 0 {
+			return true
+		}
+		_, n := reference(v[amp:])
+		if n == 0 {
+			return false
+		}
+		v = v[amp+n:]
+	}
+}
+
 // lexerState is what a token left in the lexer.
 type lexerState struct {
 	tok                           xmlToken
@@ -185,6 +221,12 @@ func sameTokens(t *testing.T, s string) {
 func sameWalk(t *testing.T, s string) {
 	t.Helper()
 	sameTokens(t, s)
+	for i := 0; i < len(s) && i < 40; i++ { // around shortText
+		for _, p := range []string{s[i:], s[:i]} {
+			require.Equal(t, validTextRef(p), validText(p), "%q", p)
+			require.Equal(t, validValueRef(p), validValue(p), "%q", p)
+		}
+	}
 	want := walkCalls(new(vastWalk), s, (*vastWalk).walkRef)
 	require.Equal(t, want, walkCalls(new(vastWalk), s, (*vastWalk).walk), "%q", s)
 	// A walk reused, after another document (as from the pool).
@@ -201,7 +243,8 @@ func walkRefDocs(t testing.TB) []string {
 	imp := func(text string) string {
 		return `<VAST version="4.2"><Ad><InLine><Impression>` + text + `</Impression></InLine></Ad></VAST>`
 	}
-	docs := []string{distinctVAST, vast42Inline, imp("http://x"), imp("ht<x/>tp://x"), imp("é"), imp("\x01"), imp("\t\r\n"),
+	docs := []string{distinctVAST, vast42Inline, "a]]>b", "]]>", "]]", "a&amp;b", "a&bogus;b", "a<b", "&#0;", "&#x41;",
+		"0123456789abcdef]]>", "0123456789abcde&", "0123456789abcdef&amp;", "0123456789abcdef<", imp("http://x"), imp("ht<x/>tp://x"), imp("é"), imp("\x01"), imp("\t\r\n"),
 		imp("\uFFFE"), imp("\uFFFF"), imp("\xff"), imp("\xef\xbf"), "\ufeff" + imp("x"), "\ufeff\ufeff" + imp("x"),
 		`<VAST><Ad é="1"/></VAST>`, `<VAST><é/></VAST>`, `<VAST><a:é/></VAST>`, `<?é x?><VAST/>`, `<VAST><?é x?></VAST>`,
 		`<?xml version="1.1"?><VAST/>`, `<?xml version="1.0"?><VAST/>`, `<VAST x="é"/>`, `<VAST x="` + "\x01" + `"/>`,
