@@ -224,27 +224,39 @@ func tagEnd(b []byte, i int, attrs *[]attrSpan) (name int, nameCase uint8, end i
 func rawTextElement(name []byte) string {
 	switch len(name) { // only the names of name's length are compared
 	case 3:
-		return foldedName(name, "xmp", "", "")
+		if equalFoldLower(name, "xmp") {
+			return "xmp"
+		}
 	case 5:
-		return foldedName(name, "style", "title", "")
+		switch {
+		case equalFoldLower(name, "style"):
+			return "style"
+		case equalFoldLower(name, "title"):
+			return "title"
+		}
 	case 6:
-		return foldedName(name, "script", "iframe", "")
+		switch {
+		case equalFoldLower(name, "script"):
+			return "script"
+		case equalFoldLower(name, "iframe"):
+			return "iframe"
+		}
 	case 7:
-		return foldedName(name, "noembed", "", "")
+		if equalFoldLower(name, "noembed") {
+			return "noembed"
+		}
 	case 8:
-		return foldedName(name, "noframes", "noscript", "textarea")
+		switch {
+		case equalFoldLower(name, "noframes"):
+			return "noframes"
+		case equalFoldLower(name, "noscript"):
+			return "noscript"
+		case equalFoldLower(name, "textarea"):
+			return "textarea"
+		}
 	case 9:
-		return foldedName(name, "plaintext", "", "")
-	}
-	return ""
-}
-
-// foldedName is the first of x, y, z (lower case, of name's length, or
-// empty) that name is with any of its letters in upper case, "" when none.
-func foldedName(name []byte, x, y, z string) string {
-	for _, s := range [...]string{x, y, z} {
-		if s != "" && equalFoldLower(name, s) {
-			return s
+		if equalFoldLower(name, "plaintext") {
+			return "plaintext"
 		}
 	}
 	return ""
