@@ -105,8 +105,12 @@ func (a *analysis) readScanned(t *tokenizer, b []byte, plain bool, depth int) {
 		if a.done() {
 			return
 		}
+		if sp.bare {
+			continue
+		}
+		ascii := false
 		if plain {
-			n.Data, n.Attr = t.scannedTag(b, sp)
+			n.Data, n.Attr, ascii = t.scannedTag(b, sp)
 		} else {
 			n.Data, n.Attr = t.tagOf(b[sp.tag0:sp.tag1], false)
 		}
@@ -114,7 +118,7 @@ func (a *analysis) readScanned(t *tokenizer, b []byte, plain bool, depth int) {
 		if n.Data == "script" || n.Data == "style" {
 			content = rawText(b[sp.text0:sp.text1], &t.content)
 		}
-		a.element(&n, content, depth)
+		a.element(&n, content, depth, ascii)
 	}
 }
 
@@ -146,14 +150,14 @@ func (a *analysis) readTokenizer(t *tokenizer, depth int) {
 			}
 			content = t.content
 		}
-		a.element(&n, content, depth)
+		a.element(&n, content, depth, false)
 	}
 }
 
 func (a *analysis) walkHTML(n *html.Node, depth int) {
 	for ; n != nil && !a.done(); n = n.NextSibling {
 		if n.Type == html.ElementNode {
-			a.element(n, nil, depth)
+			a.element(n, nil, depth, false)
 		}
 		a.walkHTML(n.FirstChild, depth)
 	}
@@ -161,9 +165,14 @@ func (a *analysis) walkHTML(n *html.Node, depth int) {
 
 // element reads one element: its script or style content and its
 // attributes. content is a script's or style's text read from the
-// tokenizer (nil: n's text children).
-func (a *analysis) element(n *html.Node, content []byte, depth int) {
-	name := strings.ToLower(n.Data)
+// tokenizer (nil: n's text children). lower: n's name and attribute keys
+// are what strings.ToLower gives for them (ASCII in lower case), and are
+// not lower-cased again.
+func (a *analysis) element(n *html.Node, content []byte, depth int, lower bool) {
+	name := n.Data
+	if !lower {
+		name = strings.ToLower(name)
+	}
 	switch {
 	case name == "script" && runsAsScript(n):
 		a.readScript(elementText(n, content), ctxForced, false, depth)
@@ -177,7 +186,10 @@ func (a *analysis) element(n *html.Node, content []byte, depth int) {
 		a.found |= ForcedRedirect
 	}
 	for _, at := range n.Attr {
-		key := strings.ToLower(at.Key)
+		key := at.Key
+		if !lower {
+			key = strings.ToLower(key)
+		}
 		if a.secure {
 			a.secureAttr(n, name, key, at, depth)
 		}

@@ -16,13 +16,26 @@ import "bytes"
 // to ">", as Tokenizer.Raw gives them) and, after a script or style start
 // tag, the raw bytes of its text b[text0:text1] (up to its end tag or the
 // end of b). When the scan records attributes, the name is b[tag0+1:name]
-// and the attributes with a key, as written, are attrs[attr0:attr1].
-type tagSpan struct{ tag0, tag1, text0, text1, name, attr0, attr1 int }
+// and the attributes element reads (readsRawKey), as written, are
+// attrs[attr0:attr1].
+type tagSpan struct {
+	tag0, tag1, text0, text1, name, attr0, attr1 int
+	// nameCase is the tagClass bits of the name's bytes or'ed (when the
+	// scan records attributes): tagUpper, tagHigh.
+	nameCase uint8
+	// bare: the scan recorded attributes, and element reads nothing of
+	// this tag.
+	bare bool
+}
 
 // attrSpan is an attribute of a tag: its key and value as spans of the
 // bytes that hold them (for splitTag, the key in tokenizer.lower and the
-// value in the raw tag; for scanTags, both in the document).
-type attrSpan struct{ key0, key1, val0, val1 int }
+// value in the raw tag; for scanTags, both in the document, and keyCase
+// the tagClass bits of the key's bytes or'ed: tagUpper, tagHigh).
+type attrSpan struct {
+	key0, key1, val0, val1 int
+	keyCase                uint8
+}
 
 // maxPooledSpans bounds the span buffer a pooled tokenizer keeps (64 KB).
 const maxPooledSpans = 2 << 10
@@ -38,8 +51,10 @@ func scanTags(dst []tagSpan, b []byte) (tags []tagSpan, cut, ok bool) {
 }
 
 // scanTagsAttrs is scanTags that also appends to *attrs (when not nil)
-// each start tag's attributes with a key, as its reading of the tag meets
-// them, so that the tag need not be read again to split it (scannedTag).
+// each start tag's attributes that element reads (readsRawKey: the others,
+// class, width, alt, data-*, are never looked at again), as its reading of
+// the tag meets them, so that the tag need not be read again to split it
+// (scannedTag).
 func scanTagsAttrs(dst []tagSpan, attrs *[]attrSpan, b []byte) (tags []tagSpan, cut, ok bool) {
 	n := len(b)
 	for i := 0; ; {
@@ -54,16 +69,21 @@ func scanTagsAttrs(dst []tagSpan, attrs *[]attrSpan, b []byte) (tags []tagSpan, 
 			if attrs != nil {
 				a0 = len(*attrs)
 			}
-			name, end := tagEnd(b, i+1, attrs)
+			name, nameCase, end := tagEnd(b, i+1, attrs)
 			if end < 0 {
 				return dst, true, true
 			}
-			sp := tagSpan{tag0: i, tag1: end, name: name, attr0: a0, attr1: a0}
+			sp := tagSpan{tag0: i, tag1: end, name: name, attr0: a0, attr1: a0, nameCase: nameCase}
 			if attrs != nil {
 				sp.attr1 = len(*attrs)
 			}
 			i = end
 			raw := rawTextElement(b[sp.tag0+1 : name])
+			// Without an attribute element reads, only script, style
+			// and noscript (whose names lower-case to nothing else from
+			// outside ASCII) are read at all.
+			sp.bare = attrs != nil && sp.attr1 == sp.attr0 && nameCase&tagHigh == 0 &&
+				raw != "script" && raw != "style" && raw != "noscript"
 			switch raw {
 			case "":
 			case "plaintext": // text to the end
@@ -87,7 +107,7 @@ func scanTagsAttrs(dst []tagSpan, attrs *[]attrSpan, b []byte) (tags []tagSpan, 
 			case b[i+2] == '>':
 				i += 3
 			case isASCIILetter(b[i+2]):
-				if _, i = tagEnd(b, i+2, nil); i < 0 {
+				if _, _, i = tagEnd(b, i+2, nil); i < 0 {
 					return dst, false, true
 				}
 			default:
@@ -131,46 +151,56 @@ func closeAngle(b []byte, i int) int {
 // first): the name runs to white space, '/' or '>'; then each attribute is
 // a key up to '=', white space, '/' or '>' (a leading '=' is part of it),
 // optionally '=' and a value, quoted or up to white space or '>'; a '/'
-// where a key would start is skipped. Each attribute with a key is
-// appended to *attrs when attrs is not nil.
-func tagEnd(b []byte, i int, attrs *[]attrSpan) (name, end int) {
+// where a key would start is skipped. Each attribute whose key element
+// reads (readsRawKey) is appended to *attrs when attrs is not nil.
+// nameCase is the tagClass bits of the name's bytes or'ed.
+func tagEnd(b []byte, i int, attrs *[]attrSpan) (name int, nameCase uint8, end int) {
 	n := len(b)
-	for i < n && tagClass[b[i]]&endsName == 0 {
-		i++
+	for ; i < n; i++ {
+		c := tagClass[b[i]]
+		if c&endsName != 0 {
+			break
+		}
+		nameCase |= c
 	}
 	name = i
 	for {
 		if i = skipTagSpace(b, i); i >= n {
-			return name, -1
+			return name, nameCase, -1
 		}
 		if b[i] == '>' {
-			return name, i + 1
+			return name, nameCase, i + 1
 		}
 		k0 := i
 		if b[i] == '=' {
 			i++
 		}
-		for i < n && tagClass[b[i]]&endsKey == 0 {
-			i++
+		var keyCase uint8
+		for ; i < n; i++ {
+			c := tagClass[b[i]]
+			if c&endsKey != 0 {
+				break
+			}
+			keyCase |= c
 		}
 		k1 := i
 		v0, v1 := i, i
 		if i = skipTagSpace(b, i); i >= n {
-			return name, -1
+			return name, nameCase, -1
 		}
 		switch b[i] {
 		case '/':
 			i++
 		case '=':
 			if i = skipTagSpace(b, i+1); i >= n {
-				return name, -1
+				return name, nameCase, -1
 			}
 			switch q := b[i]; q {
 			case '>':
 			case '"', '\'':
 				j := bytes.IndexByte(b[i+1:], q)
 				if j < 0 {
-					return name, -1
+					return name, nameCase, -1
 				}
 				v0, v1 = i+1, i+1+j
 				i += j + 2
@@ -182,8 +212,8 @@ func tagEnd(b []byte, i int, attrs *[]attrSpan) (name, end int) {
 				v1 = i
 			}
 		}
-		if attrs != nil && k1 > k0 {
-			*attrs = append(*attrs, attrSpan{k0, k1, v0, v1})
+		if attrs != nil && k1 > k0 && readsRawKey(b[k0:k1], keyCase) {
+			*attrs = append(*attrs, attrSpan{k0, k1, v0, v1, keyCase})
 		}
 	}
 }
@@ -192,12 +222,41 @@ func tagEnd(b []byte, i int, attrs *[]attrSpan) (name, end int) {
 // switches the tokenizer to raw text or RCDATA (startTagIn in
 // readStartTag), "" for any other name.
 func rawTextElement(name []byte) string {
-	if len(name) < 3 || len(name) > 9 {
-		return ""
-	}
-	for _, s := range [...]string{"script", "style", "iframe", "noembed", "noframes", "noscript", "plaintext", "textarea", "title", "xmp"} {
-		if len(s) == len(name) && equalFoldLower(name, s) {
-			return s
+	switch len(name) { // only the names of name's length are compared
+	case 3:
+		if equalFoldLower(name, "xmp") {
+			return "xmp"
+		}
+	case 5:
+		switch {
+		case equalFoldLower(name, "style"):
+			return "style"
+		case equalFoldLower(name, "title"):
+			return "title"
+		}
+	case 6:
+		switch {
+		case equalFoldLower(name, "script"):
+			return "script"
+		case equalFoldLower(name, "iframe"):
+			return "iframe"
+		}
+	case 7:
+		if equalFoldLower(name, "noembed") {
+			return "noembed"
+		}
+	case 8:
+		switch {
+		case equalFoldLower(name, "noframes"):
+			return "noframes"
+		case equalFoldLower(name, "noscript"):
+			return "noscript"
+		case equalFoldLower(name, "textarea"):
+			return "textarea"
+		}
+	case 9:
+		if equalFoldLower(name, "plaintext") {
+			return "plaintext"
 		}
 	}
 	return ""

@@ -127,6 +127,50 @@ func readsAttr(key []byte) bool {
 	return isURLAttr(viewString(key))
 }
 
+// readsRawKey is readsAttr for a key as written, its ASCII capitals read
+// as the tokenizer's lower case, without a copy of the key when it has
+// none; keyCase is the tagClass bits of k's bytes or'ed.
+func readsRawKey(k []byte, keyCase uint8) bool {
+	switch {
+	case keyCase&tagHigh != 0 || len(k) > 2 && k[0]|0x20 == 'o' && k[1]|0x20 == 'n': // 'o' or 'O', 'n' or 'N'
+		return true
+	case len(k) > len("imagesrcset"): // the longest key read but on*
+		return false
+	case keyCase&tagUpper == 0:
+		return readsLowerKey(viewString(k))
+	}
+	var buf [len("imagesrcset")]byte
+	for i, c := range k {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return readsLowerKey(viewString(buf[:len(k)]))
+}
+
+// readsLowerKey is readsAttr for an ASCII key in lower case that is no
+// handler: readsAttr's keys and isURLAttr's in one switch.
+func readsLowerKey(k string) bool {
+	switch k {
+	case "http-equiv", "type", "language", "srcdoc", "style", "srcset", "imagesrcset",
+		"href", "src", "action", "formaction", "data", "xlink:href", "poster", "background", "codebase",
+		"cite", "longdesc", "lowsrc", "dynsrc", "ping", "manifest", "icon", "archive", "classid", "to", "values", "from", "by":
+		return true
+	}
+	return false
+}
+
+// isASCII reports b without a byte outside ASCII.
+func isASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
 // tag reads the current start tag: its lower-case name and the attributes
 // element reads (readsAttr). The tag is split from its raw bytes when
 // splitTag can (no NUL, CR or character reference, few attributes: what
@@ -170,29 +214,58 @@ func (t *tokenizer) tagOf(raw []byte, plain bool) (string, []html.Attribute) {
 }
 
 // scannedTag is tagOf for the start tag sp of b, plain markup that
-// scanTagsAttrs read with its attributes: split as splitPlainTag splits
-// it, from the spans the scan recorded instead of the tag's bytes read
-// again (the values view b). A tag with more than maxSplitAttrs keys goes
-// to tagOf, and so to the tokenizer.
-func (t *tokenizer) scannedTag(b []byte, sp tagSpan) (string, []html.Attribute) {
-	lower := appendLower(t.lower[:0], b[sp.tag0+1:sp.name])
-	nameEnd := len(lower)
-	t.spans = t.spans[:0]
+// scanTagsAttrs read with the attributes element reads: split as
+// splitPlainTag splits it and filtered as splitAttrs filters it, from the
+// spans the scan recorded instead of the tag's bytes read again. The name
+// and keys view b, or t.lower when they have ASCII capitals; the values
+// view b. A repeated key is dropped (the tokenizer drops every repeated
+// key, and readsAttr tells a key's repeats as it tells the key). A tag
+// with more than maxSplitAttrs such keys goes to tagOf, and so to the
+// tokenizer. ascii reports a name and keys without a byte outside ASCII,
+// which strings.ToLower gives back unchanged.
+func (t *tokenizer) scannedTag(b []byte, sp tagSpan) (name string, attrs []html.Attribute, ascii bool) {
+	lower := t.lower[:0]
+	name = lowerView(&lower, b[sp.tag0+1:sp.name], sp.nameCase)
+	high := sp.nameCase
+	t.attr = t.attr[:0]
 	for _, at := range t.attrs[sp.attr0:sp.attr1] {
-		key0 := len(lower)
-		lower = appendLower(lower, b[at.key0:at.key1])
-		if t.seenKey(lower, key0) {
-			lower = lower[:key0]
+		key := lowerView(&lower, b[at.key0:at.key1], at.keyCase)
+		if seenAttr(t.attr, key) {
 			continue
 		}
-		if len(t.spans) == maxSplitAttrs {
+		if len(t.attr) == maxSplitAttrs {
 			t.lower = lower
-			return t.tagOf(b[sp.tag0:sp.tag1], true)
+			name, attrs = t.tagOf(b[sp.tag0:sp.tag1], true)
+			return name, attrs, false
 		}
-		t.spans = append(t.spans, attrSpan{key0, len(lower), at.val0, at.val1})
+		high |= at.keyCase
+		t.attr = append(t.attr, html.Attribute{Key: key, Val: viewString(b[at.val0:at.val1])})
 	}
 	t.lower = lower
-	return viewString(lower[:nameEnd]), t.splitAttrs(b)
+	return name, t.attr, high&tagHigh == 0
+}
+
+// lowerView is s with its ASCII capitals lower-cased: a view of s when it
+// has none (no tagUpper in sCase, its bytes' tagClass bits or'ed), else of
+// a copy appended to *buf (a view stays valid when a later append moves
+// *buf: the bytes it views are not written again).
+func lowerView(buf *[]byte, s []byte, sCase uint8) string {
+	if sCase&tagUpper == 0 {
+		return viewString(s)
+	}
+	n := len(*buf)
+	*buf = appendLower(*buf, s)
+	return viewString((*buf)[n:])
+}
+
+// seenAttr reports whether key is one of attrs' keys.
+func seenAttr(attrs []html.Attribute, key string) bool {
+	for i := range attrs {
+		if attrs[i].Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // seenKey reports whether the key lower[key0:] is one of t.spans' (a
@@ -328,7 +401,7 @@ func (t *tokenizer) splitPlainTag(raw []byte) ([]byte, bool) {
 					t.lower = lower
 					return nil, false
 				}
-				t.spans = append(t.spans, attrSpan{key0, len(lower), v0, v1})
+				t.spans = append(t.spans, attrSpan{key0: key0, key1: len(lower), val0: v0, val1: v1})
 			}
 		}
 		i = skipTagSpace(raw, i)
@@ -341,17 +414,30 @@ func (t *tokenizer) splitPlainTag(raw []byte) ([]byte, bool) {
 }
 
 // tagClass classes the bytes that end a tag's name, an attribute's key or
-// an unquoted value, as the tokenizer's readTag reads them.
-var tagClass = [256]uint8{
-	' ': tagSpace, '\n': tagSpace, '\r': tagSpace, '\t': tagSpace, '\f': tagSpace,
-	'/': tagSlash, '>': tagGT, '=': tagEq,
-}
+// an unquoted value, as the tokenizer's readTag reads them, and the bytes
+// a name or key holds that lower-casing (tagUpper) or Unicode folding
+// (tagHigh) may change.
+var tagClass = func() (t [256]uint8) {
+	for _, c := range []byte(" \n\r\t\f") {
+		t[c] = tagSpace
+	}
+	t['/'], t['>'], t['='] = tagSlash, tagGT, tagEq
+	for c := 'A'; c <= 'Z'; c++ {
+		t[c] = tagUpper
+	}
+	for c := 0x80; c < 0x100; c++ {
+		t[c] = tagHigh
+	}
+	return t
+}()
 
 const (
 	tagSpace = 1 << iota
 	tagSlash
 	tagGT
 	tagEq
+	tagUpper // 'A' to 'Z'
+	tagHigh  // 0x80 and over: a byte of a multi-byte character
 
 	endsName  = tagSpace | tagSlash | tagGT
 	endsKey   = endsName | tagEq // after the key's first byte: a leading '=' is part of it

@@ -71,7 +71,7 @@ func tokenReading(doc []byte) (Finding, bool) {
 				n.FirstChild = &text
 			}
 		}
-		a.element(&n, nil, 0)
+		a.element(&n, nil, 0, false)
 	}
 	return a.result(), a.insecure
 }

@@ -18,15 +18,26 @@ func hasScheme(u, scheme string) bool {
 		if schemeIs(u, scheme) {
 			return true
 		}
-		// Escapes after the first ':' cannot change the scheme.
-		head := u
-		if c := strings.IndexByte(u, ':'); c >= 0 {
-			head = u[:c]
-		}
-		if strings.IndexByte(head, '&') < 0 && strings.IndexByte(head, '%') < 0 {
+		if !escapedHead(u) {
 			return false
 		}
 		u = html.UnescapeString(percentDecode(u))
+	}
+	return false
+}
+
+// escapedHead reports a '&' or '%' in u before its first ':' (anywhere
+// when it has none): escapes after the first ':' cannot change the scheme.
+// One pass that stops at the first of the three, where a scheme (https)
+// ends after a few bytes.
+func escapedHead(u string) bool {
+	for i := 0; i < len(u); i++ {
+		switch u[i] {
+		case ':':
+			return false
+		case '&', '%':
+			return true
+		}
 	}
 	return false
 }

@@ -1,6 +1,7 @@
 package markup
 
 import (
+	"html"
 	"strings"
 	"testing"
 
@@ -20,6 +21,25 @@ func sameURLSchemes(t *testing.T, u string) {
 	wantDoc, wantOK := cleanDataDocument(u)
 	require.Equal(t, wantOK, ok, "%q", u)
 	require.Equal(t, string(wantDoc), string(doc), "%q", u)
+	require.Equal(t, hasSchemeRef(u, "http:"), hasScheme(u, "http:"), "%q", u)
+}
+
+// hasSchemeRef is hasScheme as it was before escapedHead: the reference.
+func hasSchemeRef(u, scheme string) bool {
+	for i := 0; i <= maxEscapeLayers; i++ {
+		if schemeIs(u, scheme) {
+			return true
+		}
+		head := u
+		if c := strings.IndexByte(u, ':'); c >= 0 {
+			head = u[:c]
+		}
+		if strings.IndexByte(head, '&') < 0 && strings.IndexByte(head, '%') < 0 {
+			return false
+		}
+		u = html.UnescapeString(percentDecode(u))
+	}
+	return false
 }
 
 // urlSchemeSpellings are the two schemes spelt every way the URL parser
@@ -27,7 +47,8 @@ func sameURLSchemes(t *testing.T, u string) {
 // tab, CR and LF around and inside, cut short.
 func urlSchemeSpellings() []string {
 	var out []string
-	for _, base := range []string{"javascript:a()", "data:text/html,<script>a()</script>", "JavaScript:a()", "DATA:text/html;base64,PHA+", "https://x.example/"} {
+	for _, base := range []string{"javascript:a()", "data:text/html,<script>a()</script>", "JavaScript:a()", "DATA:text/html;base64,PHA+", "https://x.example/",
+		"http://x.example/?a=%68&b=&amp;", "h%74tp://x", "h&#116;tp://x", "ht&amp;#116;p:x", "h%2574tp://x", "&#104;ttp&colon;//x", "x/y%3A:http:"} {
 		out = append(out, base, strings.ToUpper(base), "javaſcript:a()", "\u212aavascript:a()", "dat\u0430:text/html,x")
 		for i := 0; i <= len(base); i++ {
 			for _, ins := range []string{"\t", "\n", "\r", " ", "\x00", "\x01", "\x7f", "\u00a0", "%", "&"} {

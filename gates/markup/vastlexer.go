@@ -66,14 +66,21 @@ type xmlLexer struct {
 	depth int
 	// endNext: the last tokOpen was "/>", its tokEnd comes next.
 	endNext bool
-	empty   bool
+	// charsValid: the caller has checked that s holds only XML
+	// characters (validChars), which the end of the document then takes
+	// as known.
+	charsValid bool
+	// openTags: a start tag is read to its end at once, its attributes
+	// checked: tokOpen (or tokError), never tokStart or tokAttr.
+	openTags bool
+	empty    bool
 	// name (local: without its namespace prefix), value and text of the
 	// token read; tag is the name of the start tag being read or the
 	// element just opened.
 	name, local, value, text string
 	tag, tagLocal            string
-	// open holds the offset of each open element's name.
-	open [maxVASTDepth]int32
+	// open holds the offset and length of each open element's name.
+	open [maxVASTDepth][2]int32
 	// attrs holds the name spans of the start tag being read.
 	attrs  [maxVASTAttrs][2]int32
 	nattrs int
@@ -83,7 +90,7 @@ type xmlLexer struct {
 // reset starts reading s, after one optional U+FEFF.
 func (lx *xmlLexer) reset(s string) {
 	s = strings.TrimPrefix(s, "\ufeff")
-	lx.s, lx.i, lx.state, lx.first, lx.depth, lx.endNext = s, 0, lexProlog, true, 0, false
+	lx.s, lx.i, lx.state, lx.first, lx.depth, lx.endNext, lx.charsValid, lx.openTags = s, 0, lexProlog, true, 0, false, false, false
 }
 
 func (lx *xmlLexer) fail() xmlToken {
@@ -117,7 +124,7 @@ func (lx *xmlLexer) misc() xmlToken {
 	rest := s[lx.i:]
 	switch {
 	case rest == "":
-		if lx.state == lexProlog || !validChars(s) {
+		if lx.state == lexProlog || !lx.charsValid && !validChars(s) {
 			return lx.fail()
 		}
 		lx.state = lexEOF
@@ -138,11 +145,13 @@ func (lx *xmlLexer) misc() xmlToken {
 }
 
 func (lx *xmlLexer) skipSpace() bool {
-	start := lx.i
-	for lx.i < len(lx.s) && isXMLSpace(lx.s[lx.i]) {
-		lx.i++
+	s, i := lx.s, lx.i
+	for i < len(s) && isXMLSpace(s[i]) {
+		i++
 	}
-	return lx.i > start
+	start := lx.i
+	lx.i = i
+	return i > start
 }
 
 // readName reads a Name at the lexer's position and returns it ("" when
@@ -195,13 +204,16 @@ func (lx *xmlLexer) content() xmlToken {
 		lx.name, lx.local = lx.tag, lx.tagLocal
 		return lx.closed()
 	}
-	s := lx.s
-	if lx.i < len(s) && s[lx.i] != '<' {
-		lt := strings.IndexByte(s[lx.i:], '<')
+	s, i := lx.s, lx.i
+	if i >= len(s) {
+		return lx.fail() // cut off
+	}
+	if s[i] != '<' {
+		lt := strings.IndexByte(s[i:], '<')
 		if lt < 0 {
 			return lx.fail() // cut off
 		}
-		t := s[lx.i : lx.i+lt]
+		t := s[i : i+lt]
 		if !validText(t) {
 			return lx.fail()
 		}
@@ -209,26 +221,29 @@ func (lx *xmlLexer) content() xmlToken {
 		lx.i += lt
 		return tokText
 	}
-	rest := s[lx.i:]
-	if rest == "" {
-		return lx.fail() // cut off
-	}
-	switch {
-	case strings.HasPrefix(rest, "</"):
-		return lx.endTag()
-	case strings.HasPrefix(rest, "<!--"):
-		return lx.comment()
-	case strings.HasPrefix(rest, "<![CDATA["):
-		lx.i += 9
-		end := strings.Index(s[lx.i:], "]]>")
-		if end < 0 {
-			return lx.fail()
+	// What follows the '<' tells: an end tag, a comment, CDATA, a
+	// processing instruction, else a start tag.
+	if i+1 < len(s) {
+		switch rest := s[i:]; rest[1] {
+		case '/':
+			return lx.endTag()
+		case '!':
+			switch {
+			case strings.HasPrefix(rest, "<!--"):
+				return lx.comment()
+			case strings.HasPrefix(rest, "<![CDATA["):
+				lx.i += 9
+				end := strings.Index(s[lx.i:], "]]>")
+				if end < 0 {
+					return lx.fail()
+				}
+				lx.text = s[lx.i : lx.i+end]
+				lx.i += end + 3
+				return tokCDATA
+			}
+		case '?':
+			return lx.pi(false)
 		}
-		lx.text = s[lx.i : lx.i+end]
-		lx.i += end + 3
-		return tokCDATA
-	case strings.HasPrefix(rest, "<?"):
-		return lx.pi(false)
 	}
 	lx.i++
 	return lx.startTag()
@@ -236,6 +251,9 @@ func (lx *xmlLexer) content() xmlToken {
 
 // validText checks character data: no "]]>", references valid.
 func validText(t string) bool {
+	if len(t) <= shortText && plainShort(t, ']') {
+		return true
+	}
 	if strings.Contains(t, "]]>") {
 		return false
 	}
@@ -252,6 +270,20 @@ func validText(t string) bool {
 	}
 }
 
+// shortText is the length up to which plainShort reads a text byte by
+// byte rather than through IndexByte calls, whose fixed cost is more.
+const shortText = 16
+
+// plainShort reports a text holding neither '&' nor c: valid as it is.
+func plainShort(t string, c byte) bool {
+	for i := 0; i < len(t); i++ {
+		if t[i] == '&' || t[i] == c {
+			return false
+		}
+	}
+	return true
+}
+
 // startTag reads a start tag's name, after its '<'.
 func (lx *xmlLexer) startTag() xmlToken {
 	lx.nameAt = lx.i
@@ -262,6 +294,9 @@ func (lx *xmlLexer) startTag() xmlToken {
 	}
 	lx.name, lx.local, lx.tag, lx.tagLocal = n, local, n, local
 	lx.nattrs, lx.state = 0, lexTag
+	if lx.openTags {
+		return lx.attrsToOpen()
+	}
 	return tokStart
 }
 
@@ -280,7 +315,7 @@ func (lx *xmlLexer) attr() xmlToken {
 			lx.i++
 		}
 		lx.i++
-		lx.open[lx.depth] = int32(lx.nameAt)
+		lx.open[lx.depth] = [2]int32{int32(lx.nameAt), int32(len(lx.tag))}
 		lx.depth++
 		lx.empty, lx.endNext = c == '/', c == '/'
 		lx.name, lx.local, lx.state = lx.tag, lx.tagLocal, lexContent
@@ -326,24 +361,34 @@ func (lx *xmlLexer) attr() xmlToken {
 	return tokAttr
 }
 
-// endTag reads an end tag, which must close the innermost open element.
+// attrsToOpen reads the rest of a start tag, its attributes as attr
+// reads them one by one: tokOpen at its end, or tokError.
+func (lx *xmlLexer) attrsToOpen() xmlToken {
+	for {
+		if tok := lx.attr(); tok != tokAttr {
+			return tok
+		}
+	}
+}
+
+// endTag reads an end tag, which must close the innermost open element:
+// its name is that element's, the same bytes with no name byte after them
+// (the Name read there would be longer).
 func (lx *xmlLexer) endTag() xmlToken {
 	lx.i += 2
-	n := lx.readName()
-	if n == "" {
+	s, i := lx.s, lx.i
+	o := lx.open[lx.depth-1]
+	at, n := int(o[0]), int(o[1])
+	if len(s)-i < n || s[i:i+n] != s[at:at+n] || i+n < len(s) && isNameChar(s[i+n]) {
 		return lx.fail()
 	}
-	s := lx.s
-	at := int(lx.open[lx.depth-1])
-	if len(s)-at < len(n) || s[at:at+len(n)] != n || (at+len(n) < len(s) && isNameChar(s[at+len(n)])) {
-		return lx.fail()
-	}
+	lx.i = i + n
 	lx.skipSpace()
 	if lx.i >= len(s) || s[lx.i] != '>' {
 		return lx.fail()
 	}
 	lx.i++
-	lx.name = n
+	lx.name = s[i : i+n]
 	return lx.closed()
 }
 
@@ -356,7 +401,7 @@ func (lx *xmlLexer) closed() xmlToken {
 	return tokEnd
 }
 
-func isXMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+func isXMLSpace(c byte) bool { return c <= ' ' && (c == ' ' || c == '\t' || c == '\n' || c == '\r') }
 
 // trimXMLSpace trims XML whitespace (space, tab, CR, LF) at both ends.
 func trimXMLSpace(s string) string {
@@ -372,6 +417,12 @@ func trimXMLSpace(s string) string {
 // validChars reports whether s is UTF-8 holding only XML 1.0 characters
 // (no C0 control but tab, CR and LF; no U+FFFE, U+FFFF).
 func validChars(s string) bool {
+	valid, _ := checkChars(s)
+	return valid
+}
+
+// checkChars is validChars, and whether s is ASCII.
+func checkChars(s string) (valid, ascii bool) {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	var high uint64 // bit 7 of a byte set: not ASCII
 	i := 0
@@ -382,25 +433,25 @@ func validChars(s string) bool {
 		high |= w
 		// Some byte is under 0x20 (tab, CR and LF are): look at each.
 		if (w-0x20*lo)&^w&hi != 0 && !validControls(b) {
-			return false
+			return false, false
 		}
 	}
 	if !validControls(s[i:]) {
-		return false
+		return false, false
 	}
 	for ; i < len(s); i++ {
 		high |= uint64(s[i])
 	}
 	if high&hi == 0 {
-		return true
+		return true, true
 	}
 	if !utf8.ValidString(s) {
-		return false
+		return false, false
 	}
 	// U+FFFE and U+FFFF are EF BF BE and EF BF BF.
 	for i := strings.Index(s, "\xef\xbf"); i >= 0; {
 		if i+2 < len(s) && (s[i+2] == 0xbe || s[i+2] == 0xbf) {
-			return false
+			return false, false
 		}
 		j := strings.Index(s[i+2:], "\xef\xbf")
 		if j < 0 {
@@ -408,7 +459,7 @@ func validChars(s string) bool {
 		}
 		i += 2 + j
 	}
-	return true
+	return true, false
 }
 
 // validControls reports whether s holds no C0 control but tab, CR and LF.

@@ -65,6 +65,9 @@ func reference(t string) (r rune, n int) {
 
 // validValue checks an attribute value: no '<', references valid.
 func validValue(v string) bool {
+	if len(v) <= shortText && plainShort(v, '<') {
+		return true
+	}
 	if strings.IndexByte(v, '<') >= 0 {
 		return false
 	}
