@@ -37,9 +37,10 @@ func TestOverload(t *testing.T) {
 				tmaxMs: overloadTmax, pipeline: tc.pipeline})
 			m := p.metrics()
 			delta := func(series string) float64 { return metricIn(t, m, series) - metricIn(t, before, series) }
-			budget, inflight := delta(`bidguard_shed_total{reason="budget"}`), delta(`bidguard_shed_total{reason="inflight"}`)
-			shed := budget + inflight
-			t.Logf("shed during the load: budget %.0f, inflight %.0f; upstream timeouts %.0f", budget, inflight,
+			budget, inflight, queue := delta(`bidguard_shed_total{reason="budget"}`), delta(`bidguard_shed_total{reason="inflight"}`),
+				delta(`bidguard_shed_total{reason="queue"}`)
+			shed := budget + inflight + queue
+			t.Logf("shed during the load: budget %.0f, inflight %.0f, queue %.0f; upstream timeouts %.0f", budget, inflight, queue,
 				delta(`bidguard_upstream_errors_total{upstream="dsp",kind="timeout"}`))
 			t.Logf("2x saturation (%.0f/s) over %d connections (pipelined %v): %s; shed %.0f (%.1f%% of answers)",
 				2*sat, tc.conns, tc.pipeline, res, shed, 100*shed/float64(max(res.answered, 1)))
@@ -60,7 +61,8 @@ func TestCPUStarvation(t *testing.T) {
 	p := startProc(t, procOpts{variant: binInject, upstream: b.URL + "/bid", gomaxprocs: 1,
 		env: []string{"BIDGUARD_FAULTINJECT_BUSY=1"}})
 	res := runLoad(t, loadSpec{addr: p.addr, conns: 256, rate: 1000, dur: 5 * time.Second, tmaxMs: overloadTmax})
-	shed := p.metric(`bidguard_shed_total{reason="budget"}`) + p.metric(`bidguard_shed_total{reason="inflight"}`)
+	shed := p.metric(`bidguard_shed_total{reason="budget"}`) + p.metric(`bidguard_shed_total{reason="inflight"}`) +
+		p.metric(`bidguard_shed_total{reason="queue"}`)
 	t.Logf("GOMAXPROCS=1 with a busy goroutine: %s; shed %.0f", res, shed)
 	require.Zero(t, res.errors)
 	require.LessOrEqual(t, res.lateShare(), 0.01, "answers by the deadline (+%v)", deadlineTolerance)

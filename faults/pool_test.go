@@ -248,11 +248,8 @@ func closedLoop(t testing.TB, p *proc, conns int, dur time.Duration, body []byte
 	return float64(n) / dur.Seconds(), cpu / time.Duration(n)
 }
 
-// sheds reads the process's shed counters (budget and inflight together).
-func sheds(t testing.TB, p *proc) float64 {
-	budget, inflight := shedsBy(t, p)
-	return budget + inflight
-}
+// sheds reads the process's overload shed counters together.
+func sheds(t testing.TB, p *proc) float64 { return shedsBy(t, p).total() }
 
 // bidderTime reads the sum and count of bidguard's bidder call durations.
 func bidderTime(t testing.TB, p *proc) (sum, count float64) {
@@ -261,12 +258,28 @@ func bidderTime(t testing.TB, p *proc) (sum, count float64) {
 	return metricIn(t, m, `bidguard_upstream_duration_seconds_sum{upstream="dsp"}`), metricIn(t, m, `bidguard_upstream_duration_seconds_count{upstream="dsp"}`)
 }
 
-// shedsBy reads the process's shed counters by reason: the request's own
-// budget gone, or the in-flight limit (the governor's, the queue-time gate).
-func shedsBy(t testing.TB, p *proc) (budget, inflight float64) {
+// shedCount is the process's overload sheds by reason: the request's own
+// budget gone, the in-flight limit (the governor's when it is lower), the
+// connection's queue-time gate.
+type shedCount struct{ budget, inflight, queue float64 }
+
+func (s shedCount) total() float64 { return s.budget + s.inflight + s.queue }
+
+// since is what was shed after before.
+func (s shedCount) since(before shedCount) shedCount {
+	return shedCount{s.budget - before.budget, s.inflight - before.inflight, s.queue - before.queue}
+}
+
+func (s shedCount) String() string {
+	return fmt.Sprintf("%.0f (budget %.0f, in flight %.0f, queue %.0f)", s.total(), s.budget, s.inflight, s.queue)
+}
+
+// shedsBy reads the process's shed counters by reason.
+func shedsBy(t testing.TB, p *proc) shedCount {
 	t.Helper()
 	m := p.metrics()
-	return metricIn(t, m, `bidguard_shed_total{reason="budget"}`), metricIn(t, m, `bidguard_shed_total{reason="inflight"}`)
+	return shedCount{metricIn(t, m, `bidguard_shed_total{reason="budget"}`), metricIn(t, m, `bidguard_shed_total{reason="inflight"}`),
+		metricIn(t, m, `bidguard_shed_total{reason="queue"}`)}
 }
 
 // TestBoundedPool: an exchange whose pool of connections is bounded offers
@@ -319,18 +332,17 @@ func TestBoundedPool(t *testing.T) {
 				// 80% of the capacity over the largest pool: no shed.
 				// The pool's 256 connections are new: the sheds of its
 				// warm-up (dials, first requests) are counted apart.
-				b0, i0 := shedsBy(t, p)
+				s0 := shedsBy(t, p)
 				cpu0 := cpuTime(t, p.cmd.Process.Pid)
-				var bw, iw float64
+				var sw shedCount
 				res := runPool(t, poolSpec{addr: p.addr, body: body, conns: 256, rate: 0.8 * capacity, dur: 3 * time.Second, tmaxMs: poolTmax, warmup: time.Second,
-					warm: func() { bw, iw = shedsBy(t, p) }})
+					warm: func() { sw = shedsBy(t, p) }})
 				cpu := cpuTime(t, p.cmd.Process.Pid) - cpu0
-				b1, i1 := shedsBy(t, p)
-				shed = b1 - bw + i1 - iw
+				after := shedsBy(t, p).since(sw)
 				all := 0.8 * capacity * (3 + 1) // the requests of the run, the warm-up's included
-				t.Logf("80%% of capacity (%.0f/s) over 256 connections: %s; shed after the warm-up %.0f (budget %.0f, in flight %.0f), in the warm-up %.0f; %v of CPU a request (%.2f× the closed loop's), %.0f%% of bidguard's CPU",
-					0.8*capacity, res, shed, b1-bw, i1-iw, bw-b0+iw-i0, cpu/time.Duration(all), float64(cpu)/all/float64(cpuServed), 100*cpu.Seconds()/4/float64(max(gomaxprocs, 1)))
-				assert.Less(t, shed, 0.001*float64(res.answered), "no shed at 80%% of capacity")
+				t.Logf("80%% of capacity (%.0f/s) over 256 connections: %s; shed after the warm-up %v, in the warm-up %.0f; %v of CPU a request (%.2f× the closed loop's), %.0f%% of bidguard's CPU",
+					0.8*capacity, res, after, sw.since(s0).total(), cpu/time.Duration(all), float64(cpu)/all/float64(cpuServed), 100*cpu.Seconds()/4/float64(max(gomaxprocs, 1)))
+				assert.Less(t, after.total(), 0.001*float64(res.answered), "no shed at 80%% of capacity")
 				// What a shed costs: every request with tmax 20 is shed
 				// (its budget is under minBidderMs).
 				shedRate, cpuShed := closedLoop(t, p, 64, 2*time.Second, typicalRequest(t, "shed", 20))
@@ -341,15 +353,15 @@ func TestBoundedPool(t *testing.T) {
 			require.Positive(t, capacity, "the capacity is measured first")
 			for _, conns := range []int{64, 256} {
 				for _, times := range []float64{2, 4} {
-					b0, i0 := shedsBy(t, p)
+					before := shedsBy(t, p)
 					s0, n0 := bidderTime(t, p)
 					res := runPool(t, poolSpec{addr: p.addr, body: body, conns: conns, rate: times * capacity, dur: 4 * time.Second, tmaxMs: poolTmax, warmup: time.Second})
-					b1, i1 := shedsBy(t, p)
+					shedBy := shedsBy(t, p).since(before)
 					s1, n1 := bidderTime(t, p)
-					shed := b1 - b0 + i1 - i0
-					t.Logf("%.0fx capacity (%.0f/s) over %d connections, bidder %v (mean call as bidguard saw it %v): %s; shed %.0f (budget %.0f, in flight %.0f), warm-up included (%.1f%% of the answers counted); in-flight limit now %.0f",
+					shed := shedBy.total()
+					t.Logf("%.0fx capacity (%.0f/s) over %d connections, bidder %v (mean call as bidguard saw it %v): %s; shed %v, warm-up included (%.1f%% of the answers counted); in-flight limit now %.0f",
 						times, times*capacity, conns, tc.latency, time.Duration((s1-s0)/max(n1-n0, 1)*float64(time.Second)).Round(10*time.Microsecond),
-						res, shed, b1-b0, i1-i0, 100*shed/float64(max(res.answered, 1)),
+						res, shedBy, 100*shed/float64(max(res.answered, 1)),
 						p.metric("bidguard_inflight_limit"))
 					require.Zero(t, res.errors)
 					assert.Zero(t, res.lateAdmitted, "no admitted request answered after its deadline (+%v)", deadlineTolerance)

@@ -112,7 +112,7 @@ func (s *Server) handle(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	if !connAdmit(ctx.Conn(), now, arrival, time.Duration(tMs)*time.Millisecond) {
-		s.shed(ctx, um, shedInflight)
+		s.shed(ctx, um, shedQueue)
 		return
 	}
 	s.bid(ctx, &c, up, arrival, gz)

@@ -50,7 +50,7 @@
 //   - Overload (overload.go): per connection, while requests keep reaching
 //     the handler after queueing more than a quarter of their T (for 20 ms
 //     and more), the ones that queued that long are answered 204 at once
-//     (shed reason "inflight") until one arrives within that target, so a
+//     (shed reason "queue") until one arrives within that target, so a
 //     pipelined backlog drains by cheap sheds; the in-flight limit in force is
 //     limits.maxInFlight or the governor's lower one, which drops while the
 //     mean number of requests in bidguard's own phases (the bidder's time

@@ -229,6 +229,7 @@ func TestAdmin(t *testing.T) {
 		`bidguard_upstream_duration_seconds_count{upstream="dsp"} 1`,
 		`bidguard_gate_duration_seconds_count{gate="rtb.impid-match"} 1`,
 		`bidguard_shed_total{reason="inflight"} 0`,
+		`bidguard_shed_total{reason="queue"} 0`,
 		`bidguard_panics_total{where="handler"} 0`,
 		`bidguard_upstream_errors_total{upstream="dsp",kind="timeout"} 0`,
 		"go_goroutines",

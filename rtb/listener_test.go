@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -247,6 +248,38 @@ func TestQueuedRequestShed(t *testing.T) {
 	require.Equal(t, 204, answers[1].StatusCode)
 	require.EqualValues(t, 1, b.Calls.Load(), "the queued request never reached the bidder")
 	require.EqualValues(t, 1, sc.metric(`bidguard_shed_total{reason="budget"}`))
+}
+
+// TestQueueGateShed: requests pipelined behind two slow ones reach the
+// handler after queueing past a quarter of their T, with budget left: the
+// first of them opens the queue gate's interval and is served, the later
+// ones, still over the target after it, are answered 204 without calling
+// the bidder and counted as reason "queue".
+func TestQueueGateShed(t *testing.T) {
+	var calls atomic.Int32
+	sc, b := setup(t, func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			time.Sleep(100 * time.Millisecond)
+		}
+		w.WriteHeader(204)
+	}, "")
+	req := func(tmax string, last bool) string {
+		r := strings.Replace(smuggled, `"tmax":500`, `"tmax":`+tmax, 1)
+		if last {
+			r = strings.Replace(r, "Host: x\r\n", "Host: x\r\nConnection: close\r\n", 1)
+		}
+		return r
+	}
+	// T 400: a quarter is 100 ms; the third request queues about 200 ms and
+	// keeps 400 - 5 - 200 - 7 ms of budget, far over minBidderMs.
+	answers := rawExchange(t, strings.TrimPrefix(sc.base, "http://"), req("900", false)+req("400", false)+req("400", false)+req("400", true))
+	require.Len(t, answers, 4)
+	for i, a := range answers {
+		require.Equal(t, 204, a.StatusCode, "answer %d", i)
+	}
+	require.EqualValues(t, 2, b.Calls.Load(), "the requests queued past the target after the interval never reached the bidder")
+	require.EqualValues(t, 2, sc.metric(`bidguard_shed_total{reason="queue"}`))
+	require.Zero(t, sc.metric(`bidguard_shed_total{reason="budget"}`)+sc.metric(`bidguard_shed_total{reason="inflight"}`))
 }
 
 // TestPrepareListener: once prepared, the first connection's first request

@@ -57,10 +57,11 @@ const (
 	shedShutdown
 	shedDeadline
 	shedBreaker // the upstream's circuit breaker is open
+	shedQueue   // the connection's queue-time gate
 	numShed
 )
 
-var shedNames = [numShed]string{"budget", "inflight", "shutdown", "deadline", "breaker"}
+var shedNames = [numShed]string{"budget", "inflight", "shutdown", "deadline", "breaker", "queue"}
 
 // closeReason is why a pooled upstream connection was closed instead of
 // reused: bidguard_upstream_conns_closed_total{reason}.

@@ -21,7 +21,7 @@ import (
 //     quarter of their T spent queued (behind pipelined requests, in socket
 //     buffers, for a CPU) for longer than queueInterval, every request of
 //     that connection that
-//     queued that long is answered 204 at once (shed reason "inflight"),
+//     queued that long is answered 204 at once (shed reason "queue"),
 //     until one arrives within the target. A backlog is drained by cheap
 //     sheds instead of being served at the edge of its deadline, so the
 //     requests admitted keep most of their budget. A busy CPU with short
