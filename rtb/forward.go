@@ -86,9 +86,13 @@ const (
 	maxXFFHeaders = 8
 )
 
+// Header names in fasthttp's canonical form, for PeekCanonical: the value
+// Peek gives for the same name, without normalizing a copy of the key
+// (TestPeekCanonicalKeys).
 var (
-	strConnectionHdr = []byte(fasthttp.HeaderConnection)
-	strXFF           = []byte(fasthttp.HeaderXForwardedFor)
+	strConnectionHdr  = []byte(fasthttp.HeaderConnection)
+	strXFF            = []byte(fasthttp.HeaderXForwardedFor)
+	keyAcceptEncoding = []byte(fasthttp.HeaderAcceptEncoding)
 )
 
 // appendHead appends the bidder's request head for a body of n bytes: the
@@ -120,7 +124,7 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 
 	var conn [maxConnTokens][]byte
 	nConn := 0
-	if len(h.Peek(fasthttp.HeaderConnection)) > 0 { // the first one; any: all of them
+	if len(h.PeekCanonical(strConnectionHdr)) > 0 { // the first one; any: all of them
 		for k, v := range h.All() {
 			if bytes.EqualFold(k, strConnectionHdr) {
 				if nConn = connTokens(&conn, nConn, v); nConn < 0 {
