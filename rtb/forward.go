@@ -126,7 +126,7 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 	nConn := 0
 	if len(h.PeekCanonical(strConnectionHdr)) > 0 { // the first one; any: all of them
 		for k, v := range h.All() {
-			if bytes.EqualFold(k, strConnectionHdr) {
+			if isName(k, lowConnection) {
 				if nConn = connTokens(&conn, nConn, v); nConn < 0 {
 					break // too many to honour: forward nothing
 				}
@@ -138,10 +138,16 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 	r := &up.rules
 	drop := func(why headerDrop) { up.fm.dropped[why].Inc() }
 	for k, v := range h.All() {
+		switch string(k) {
+		case fasthttp.HeaderHost, fasthttp.HeaderContentLength, fasthttp.HeaderContentType, fasthttp.HeaderUserAgent:
+			// fasthttp's own fields, yielded first under these names: bidguard
+			// writes its own (config.OwnHeaders), r.skips would say so.
+			continue
+		}
 		if nConn < 0 || namedIn(conn[:max(nConn, 0)], k) {
 			continue
 		}
-		if bytes.EqualFold(k, strXFF) {
+		if isName(k, lowXFF) {
 			if nXFF == len(xff) {
 				drop(dropCount)
 				continue
@@ -198,6 +204,19 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 	dst = append(dst, "\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	return append(dst, "\r\n\r\n"...)
+}
+
+// The lower-case names appendHead looks for among the exchange's headers.
+const (
+	lowConnection = "connection"
+	lowXFF        = "x-forwarded-for"
+)
+
+// isName reports whether the header name k is low (lower case ASCII
+// without k or s, the letters with a fold outside ASCII) in any case: what
+// bytes.EqualFold says, its lengths compared first.
+func isName(k []byte, low string) bool {
+	return len(k) == len(low) && equalLower(k, low)
 }
 
 // tchar marks the bytes of an RFC 9110 token (a header name).
