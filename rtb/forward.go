@@ -3,6 +3,7 @@ package rtb
 import (
 	"bytes"
 	"errors"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -285,10 +286,23 @@ func namedIn(conn [][]byte, name []byte) bool {
 }
 
 // appendClientAddr appends the exchange connection's remote IP address
-// (IPv4 for an IPv4-mapped one; 0.0.0.0 for a connection without one, an
-// in-memory pipe).
+// as appendIP writes it; on the exchange listener's connections the text
+// is made once per connection (exchangeConn.clientAddr).
 func appendClientAddr(dst []byte, ctx *fasthttp.RequestCtx) []byte {
-	a, ok := netip.AddrFromSlice(ctx.RemoteIP())
+	a, ok := ctx.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return appendIP(dst, nil) // 0.0.0.0, as fasthttp's RemoteIP has it
+	}
+	if c, ok := ctx.Conn().(*exchangeConn); ok {
+		return append(dst, c.clientAddr(a)...)
+	}
+	return appendIP(dst, a.IP)
+}
+
+// appendIP appends ip (IPv4 for an IPv4-mapped one; 0.0.0.0 for none, the
+// address of an in-memory pipe).
+func appendIP(dst []byte, ip net.IP) []byte {
+	a, ok := netip.AddrFromSlice(ip)
 	if !ok {
 		return append(dst, "0.0.0.0"...)
 	}

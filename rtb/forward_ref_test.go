@@ -9,14 +9,14 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
 	"github.com/valyala/fasthttp"
 )
 
 // appendHeadRef is appendHead as it was before the exchange's Host,
-// Content-Length, Content-Type and User-Agent were passed over first and
-// the Connection and X-Forwarded-For names compared by length first, kept
-// as the reference appendHead must agree with on every request, in bytes
+// Content-Length, Content-Type and User-Agent were passed over first, the
+// Connection and X-Forwarded-For names compared by length first and the
+// client's address written once per connection, kept as the reference
+// appendHead must agree with on every request, in bytes
 // written and headers counted as dropped (TestAppendHeadDifferential,
 // FuzzAppendHeadDifferential).
 func (up *upstream) appendHeadRef(dst []byte, ctx *fasthttp.RequestCtx, n int) []byte {
@@ -110,7 +110,7 @@ func (up *upstream) appendHeadRef(dst []byte, ctx *fasthttp.RequestCtx, n int) [
 			}
 		}
 	}
-	dst = appendClientAddr(dst, ctx)
+	dst = appendIP(dst, ctx.RemoteIP())
 	dst = append(dst, "\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	return append(dst, "\r\n\r\n"...)
@@ -205,4 +205,40 @@ func FuzzAppendHeadDifferential(f *testing.F) {
 	f.Fuzz(func(t *testing.T, head string) {
 		sameHead(t, ups, head)
 	})
+}
+
+// addrConn is a connection with a remote address only.
+type addrConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c *addrConn) RemoteAddr() net.Addr { return c.remote }
+
+// TestClientAddrPerConn: on an exchange connection appendClientAddr writes
+// what appendIP writes for fasthttp's RemoteIP, for every kind of address,
+// again from the text kept, and anew when the address is another one.
+func TestClientAddrPerConn(t *testing.T) {
+	addrs := []net.Addr{
+		&net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 1},
+		&net.TCPAddr{IP: net.ParseIP("::ffff:192.0.2.1")},
+		&net.TCPAddr{IP: net.ParseIP("2001:db8::1"), Zone: "eth0"},
+		&net.TCPAddr{IP: net.ParseIP("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")},
+		&net.TCPAddr{IP: net.IP{1, 2, 3}},
+		&net.TCPAddr{},
+		&net.UnixAddr{Name: "/s", Net: "unix"},
+		&net.TCPAddr{IP: net.IPv4(10, 0, 0, 2)},
+	}
+	ac := &addrConn{}
+	ec := &exchangeConn{Conn: ac}
+	for _, a := range addrs {
+		ac.remote = a
+		var ctx fasthttp.RequestCtx
+		ctx.Init2(ec, nil, false)
+		want := string(appendIP(nil, ctx.RemoteIP()))
+		for range 2 {
+			require.Equal(t, want, string(appendClientAddr([]byte("x, "), &ctx)[3:]), a)
+		}
+	}
+	require.Equal(t, "10.0.0.2", string(ec.addrText))
 }
