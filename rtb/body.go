@@ -140,6 +140,9 @@ func gunzip(dst, src []byte, limit int) ([]byte, error) {
 // isJSONType reports whether a Content-Type value is application/json,
 // parameters allowed (media types are case-insensitive).
 func isJSONType(ct []byte) bool {
+	if string(ct) == "application/json" { // as exchanges send it
+		return true
+	}
 	if i := bytes.IndexByte(ct, ';'); i >= 0 {
 		ct = ct[:i]
 	}
@@ -161,6 +164,12 @@ func isGzip(ce []byte) bool {
 // application/json with at most a utf-8 charset (the only header forwarded
 // from the bidder, so never arbitrary bidder text), else application/json.
 func safeJSONType(ct []byte) []byte {
+	switch string(ct) { // as bidders send it
+	case "application/json":
+		return jsonType
+	case "application/json; charset=utf-8":
+		return jsonTypeUTF8
+	}
 	ct = bytes.TrimSpace(ct)
 	typ, params, _ := bytes.Cut(ct, []byte(";"))
 	if !bytes.EqualFold(bytes.TrimSpace(typ), []byte("application/json")) {

@@ -183,7 +183,7 @@ func isInterim(status int) bool {
 // not by the close). Bytes left behind are the caller's check.
 func keepAlive(resp *fasthttp.Response) bool {
 	h := &resp.Header
-	return h.StatusCode() >= 200 && !h.ConnectionClose() && !hasToken(h.Peek(fasthttp.HeaderConnection), strClose)
+	return h.StatusCode() >= 200 && !h.ConnectionClose() && !hasToken(h.PeekCanonical(strConnectionHdr), strClose)
 }
 
 var strClose = []byte("close")

@@ -26,7 +26,7 @@ var strGzip = []byte("gzip")
 // and the exchange accepts gzip; as it is otherwise. It allocates nothing
 // once the pooled writer and the response buffer have grown.
 func (up *upstream) setAnswer(ctx *fasthttp.RequestCtx, answer []byte) {
-	if up.compressAbove <= 0 || len(answer) <= up.compressAbove || !acceptsGzip(ctx.Request.Header.Peek(fasthttp.HeaderAcceptEncoding)) {
+	if up.compressAbove <= 0 || len(answer) <= up.compressAbove || !acceptsGzip(ctx.Request.Header.PeekCanonical(keyAcceptEncoding)) {
 		ctx.SetBody(answer)
 		return
 	}

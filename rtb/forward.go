@@ -3,6 +3,7 @@ package rtb
 import (
 	"bytes"
 	"errors"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -86,9 +87,13 @@ const (
 	maxXFFHeaders = 8
 )
 
+// Header names in fasthttp's canonical form, for PeekCanonical: the value
+// Peek gives for the same name, without normalizing a copy of the key
+// (TestPeekCanonicalKeys).
 var (
-	strConnectionHdr = []byte(fasthttp.HeaderConnection)
-	strXFF           = []byte(fasthttp.HeaderXForwardedFor)
+	strConnectionHdr  = []byte(fasthttp.HeaderConnection)
+	strXFF            = []byte(fasthttp.HeaderXForwardedFor)
+	keyAcceptEncoding = []byte(fasthttp.HeaderAcceptEncoding)
 )
 
 // appendHead appends the bidder's request head for a body of n bytes: the
@@ -120,9 +125,9 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 
 	var conn [maxConnTokens][]byte
 	nConn := 0
-	if len(h.Peek(fasthttp.HeaderConnection)) > 0 { // the first one; any: all of them
+	if len(h.PeekCanonical(strConnectionHdr)) > 0 { // the first one; any: all of them
 		for k, v := range h.All() {
-			if bytes.EqualFold(k, strConnectionHdr) {
+			if isName(k, lowConnection) {
 				if nConn = connTokens(&conn, nConn, v); nConn < 0 {
 					break // too many to honour: forward nothing
 				}
@@ -134,10 +139,16 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 	r := &up.rules
 	drop := func(why headerDrop) { up.fm.dropped[why].Inc() }
 	for k, v := range h.All() {
+		switch string(k) {
+		case fasthttp.HeaderHost, fasthttp.HeaderContentLength, fasthttp.HeaderContentType, fasthttp.HeaderUserAgent:
+			// fasthttp's own fields, yielded first under these names: bidguard
+			// writes its own (config.OwnHeaders), r.skips would say so.
+			continue
+		}
 		if nConn < 0 || namedIn(conn[:max(nConn, 0)], k) {
 			continue
 		}
-		if bytes.EqualFold(k, strXFF) {
+		if isName(k, lowXFF) {
 			if nXFF == len(xff) {
 				drop(dropCount)
 				continue
@@ -194,6 +205,19 @@ func (up *upstream) appendHead(dst []byte, ctx *fasthttp.RequestCtx, n int) []by
 	dst = append(dst, "\r\nContent-Length: "...)
 	dst = strconv.AppendInt(dst, int64(n), 10)
 	return append(dst, "\r\n\r\n"...)
+}
+
+// The lower-case names appendHead looks for among the exchange's headers.
+const (
+	lowConnection = "connection"
+	lowXFF        = "x-forwarded-for"
+)
+
+// isName reports whether the header name k is low (lower case ASCII
+// without k or s, the letters with a fold outside ASCII) in any case: what
+// bytes.EqualFold says, its lengths compared first.
+func isName(k []byte, low string) bool {
+	return len(k) == len(low) && equalLower(k, low)
 }
 
 // tchar marks the bytes of an RFC 9110 token (a header name).
@@ -262,10 +286,23 @@ func namedIn(conn [][]byte, name []byte) bool {
 }
 
 // appendClientAddr appends the exchange connection's remote IP address
-// (IPv4 for an IPv4-mapped one; 0.0.0.0 for a connection without one, an
-// in-memory pipe).
+// as appendIP writes it; on the exchange listener's connections the text
+// is made once per connection (exchangeConn.clientAddr).
 func appendClientAddr(dst []byte, ctx *fasthttp.RequestCtx) []byte {
-	a, ok := netip.AddrFromSlice(ctx.RemoteIP())
+	a, ok := ctx.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return appendIP(dst, nil) // 0.0.0.0, as fasthttp's RemoteIP has it
+	}
+	if c, ok := ctx.Conn().(*exchangeConn); ok {
+		return append(dst, c.clientAddr(a)...)
+	}
+	return appendIP(dst, a.IP)
+}
+
+// appendIP appends ip (IPv4 for an IPv4-mapped one; 0.0.0.0 for none, the
+// address of an in-memory pipe).
+func appendIP(dst []byte, ip net.IP) []byte {
+	a, ok := netip.AddrFromSlice(ip)
 	if !ok {
 		return append(dst, "0.0.0.0"...)
 	}

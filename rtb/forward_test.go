@@ -227,3 +227,25 @@ func TestHeaderAndQueryBytes(t *testing.T) {
 		require.Equal(t, c > ' ' && c <= '~' && c != '#', isQuery([]byte{'a', c}), "query byte %q", c)
 	}
 }
+
+// TestPeekCanonicalKeys: PeekCanonical with the canonical keys bidguard
+// reads gives what Peek gives for the header's name, on requests and
+// answers that carry the header in any case, more than once, as close or
+// not at all.
+func TestPeekCanonicalKeys(t *testing.T) {
+	heads := []string{
+		"", "Connection: close\r\n", "connection: keep-alive, X-Hop\r\n", "CONNECTION: Close\r\n",
+		"Connection: x\r\nConnection: close\r\n", "Connection: a\r\nconnection: b\r\n",
+		"Accept-Encoding: gzip\r\n", "accept-encoding: br, GZIP\r\nAccept-Encoding: x\r\n",
+	}
+	for _, extra := range heads {
+		var req fasthttp.Request
+		require.NoError(t, req.Read(bufio.NewReader(strings.NewReader("POST /bid HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n"+extra+"\r\n"))), extra)
+		var resp fasthttp.Response
+		require.NoError(t, resp.Read(bufio.NewReader(strings.NewReader("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n"+extra+"\r\n"))), extra)
+		for _, k := range [][]byte{strConnectionHdr, keyAcceptEncoding} {
+			require.Equal(t, string(req.Header.Peek(strings.ToLower(string(k)))), string(req.Header.PeekCanonical(k)), extra)
+			require.Equal(t, string(resp.Header.Peek(strings.ToLower(string(k)))), string(resp.Header.PeekCanonical(k)), extra)
+		}
+	}
+}

@@ -224,6 +224,12 @@ type exchangeConn struct {
 	// head; count runs are live.
 	runs        [16]arrivalRun
 	head, count int
+
+	// addrOf is the remote address whose IP addrText holds as appendIP
+	// writes it (in addrBuf, long enough for any IPv6 address).
+	addrOf   *net.TCPAddr
+	addrText []byte
+	addrBuf  [len("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff")]byte
 }
 
 type arrivalRun struct {
@@ -388,6 +394,18 @@ func (c *exchangeConn) arrival(k uint64) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return c.runs[c.head].at, true
+}
+
+// clientAddr is the text of a's IP as appendIP writes it, made when a is
+// not the address the last call was given (the connection's own remote
+// address does not change). It belongs to the connection's serving
+// goroutine, and the text to c until the next call.
+func (c *exchangeConn) clientAddr(a *net.TCPAddr) []byte {
+	if a != c.addrOf {
+		c.addrText = appendIP(c.addrBuf[:0], a.IP)
+		c.addrOf = a
+	}
+	return c.addrText
 }
 
 // connFramingError returns the framing error that stopped nc's reads, if
