@@ -70,7 +70,7 @@ func (g *secureMarkup) Prepare(in *engine.Input) string {
 // CheckBid passes a bid whose imp is not secure (or unknown: impidMatch's
 // business) and rejects one that loads a resource over http.
 func (g *secureMarkup) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	imp := in.ImpByID(b.ImpID)
+	imp := in.ImpOf(b)
 	if imp == nil || !isSecureImp(imp) {
 		return engine.Pass()
 	}
