@@ -161,16 +161,34 @@ func (g *urlSafety) Prepare(*engine.Input) string { return "" }
 
 // CheckBid judges nurl, burl, lurl and iurl in that order; an empty field is
 // absent.
+// The fields are read one by one, not ranged over as an array copied from
+// the bid.
 func (g *urlSafety) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict {
-	for i, u := range [...]string{b.NURL, b.BURL, b.LURL, b.IURL} {
-		if u == "" {
-			continue
-		}
-		if w := g.judge(u); w != urlSafe {
-			return engine.Reject(urlSafetyReasons[i][w], urlSafetyLoss, urlSafetyNBR)
-		}
+	if w := g.judgeField(b.NURL); w != urlSafe {
+		return urlSafetyReject(0, w)
+	}
+	if w := g.judgeField(b.BURL); w != urlSafe {
+		return urlSafetyReject(1, w)
+	}
+	if w := g.judgeField(b.LURL); w != urlSafe {
+		return urlSafetyReject(2, w)
+	}
+	if w := g.judgeField(b.IURL); w != urlSafe {
+		return urlSafetyReject(3, w)
 	}
 	return engine.Pass()
+}
+
+// judgeField judges a URL field: an empty one is absent, so safe.
+func (g *urlSafety) judgeField(u string) urlWhy {
+	if u == "" {
+		return urlSafe
+	}
+	return g.judge(u)
+}
+
+func urlSafetyReject(field int, w urlWhy) engine.Verdict {
+	return engine.Reject(urlSafetyReasons[field][w], urlSafetyLoss, urlSafetyNBR)
 }
 
 // judge returns why u is unsafe, or urlSafe.
