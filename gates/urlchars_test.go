@@ -69,3 +69,15 @@ func TestURLCharactersAgreesWithBytewise(t *testing.T) {
 		}
 	}
 }
+
+// FuzzURLCharacters holds urlCharacters equal to the byte-wise reading.
+func FuzzURLCharacters(f *testing.F) {
+	for _, s := range []string{"", "https://win.dsp.example/w?id=1&p=${AUCTION_PRICE}&x=abcdefgh", "https://a b.com/\x7f", "https://é\u0085.com/\t"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := urlCharacters(s), urlCharactersBytewise(s); got != want {
+			t.Fatalf("%q: urlCharacters %d, byte-wise %d", s, got, want)
+		}
+	})
+}
