@@ -59,12 +59,14 @@ func (g *bcatCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdic
 		return engine.SkipBid(reasonBcatTaxonomy, "taxonomy")
 	}
 	bcat := in.Request.BCat
+	// sameCategory for each pair, its choice of rule made once per bid.
+	hier := tax == taxContent10 && g.hierarchical
 	for _, c := range b.Cat {
 		if c == "" {
 			continue
 		}
 		for _, blocked := range bcat {
-			if sameCategory(tax, blocked, c, g.hierarchical) {
+			if hier && content10Covers(blocked, c) || !hier && blocked != "" && equalFoldASCII(blocked, c) {
 				return engine.Reject("blocked category in response: "+quote(c), engine.LossCreativeFilteredCategoryExclusions, engine.NBRResponseRejectedCreativeCategoryExclusions)
 			}
 		}

@@ -1,10 +1,13 @@
 package gates
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/engine"
+	"github.com/prebid/openrtb/v20/adcom1"
 	"github.com/stretchr/testify/require"
 )
 
@@ -74,6 +77,58 @@ func TestBcatCompliance(t *testing.T) {
 	f(hier, `{"id":"r","imp":[{"id":"1"}],"bcat":[]}`, `{"id":"b","impid":"1","cat":["IAB25"]}`, "no bcat in request")
 	f(hier, `{"id":"r","imp":[{"id":"1"}],"bcat":[""]}`, `{"id":"b","impid":"1","cat":[""]}`, "no bcat in request")
 	f(hier, `{"id":"r","imp":[{"id":"1"}],"bcat":["","IAB25"]}`, `{"id":"b","impid":"1","cat":["","IAB25-3"]}`, "blocked category in response: IAB25-3")
+}
+
+// TestBcatComplianceSameCategory: CheckBid, which picks the rule once per
+// bid, blocks the first category that sameCategory matches with any bcat
+// entry, for every taxonomy pair, rule, case and C- prefix below.
+func TestBcatComplianceSameCategory(t *testing.T) {
+	codes := []string{"", "IAB1", "iab1", "IAB1-2", "IAB1-", "IAB12", "IAB", "1", "01", "Rm3SiT", "rm3sit", "IAB1-2-3", "-", "IAB1_2"}
+	lists := [][]string{{"IAB1"}, {"iab1-2"}, {"", "IAB12"}, {"1", "rm3sit"}, {"IAB"}, {"IAB1-2-3", "-"}}
+	cats := [][]string{{"IAB1-2"}, {"IAB12", "iab1"}, {"", "IAB1-"}, {"01", "1"}, {"RM3SIT"}, {"IAB1_2", "IAB1-2-3"}, codes}
+	quoteList := func(l []string) string {
+		q := make([]string, len(l))
+		for i, c := range l {
+			q[i] = `"` + c + `"`
+		}
+		return "[" + strings.Join(q, ",") + "]"
+	}
+	checked := 0
+	for _, hierarchical := range []bool{true, false} {
+		g := newBcatComplianceForTest(t, hierarchical)
+		for _, tax := range []int64{0, 1, 2, 6, 7} {
+			cattax := ""
+			if tax != 0 {
+				cattax = fmt.Sprintf(`,"cattax":%d`, tax)
+			}
+			for _, bcat := range lists {
+				req := `{"id":"r","imp":[{"id":"1"}],"bcat":` + quoteList(bcat) + cattax + `}`
+				for _, cat := range cats {
+					skip, v := txBid(t, g, req, `{"id":"b","impid":"1","price":1,"cat":`+quoteList(cat)+cattax+`}`)
+					require.Empty(t, skip)
+					want := ""
+				find:
+					for _, c := range cat {
+						for _, code := range bcat {
+							if c != "" && sameCategory(catTaxOf(adcom1.CategoryTaxonomy(tax)), code, c, hierarchical) {
+								want = "blocked category in response: " + quote(c)
+								break find
+							}
+						}
+					}
+					got := ""
+					if v.Failed() {
+						got = v.Reason
+					}
+					require.Equal(t, want, got, "%s %v %v hierarchical %v", req, cat, tax, hierarchical)
+					if want != "" {
+						checked++
+					}
+				}
+			}
+		}
+	}
+	require.Greater(t, checked, 20)
 }
 
 func BenchmarkBcatCompliance(b *testing.B) {

@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"hash/maphash"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -121,6 +122,43 @@ func TestMarkupCacheValve(t *testing.T) {
 	before := mr.cache.Stats()
 	mr.get(heavy, markup.HTML, markup.DefaultLimits)
 	require.Equal(t, before.Hits+1, mr.cache.Stats().Hits, "on, every reading goes through the cache")
+}
+
+// The valve's sample: a creative is always or never in it (the same bytes
+// at another address, under another valve state), and the creatives of one
+// template, which differ by their ids only (anywhere in the adm, even its
+// last bytes), fall in it about one in valveSample.
+func TestMarkupValveSample(t *testing.T) {
+	va := &newMarkupReader(1 << 10).valve
+	const n = 1 << 14
+	for _, template := range []string{distinctBanner, distinctVAST, distinctNative, distinctBanner + idMark, idMark + distinctNative} {
+		adm := []byte(template)
+		marks := marksOf(adm)
+		in := 0
+		for i := range n {
+			renumber(adm, marks, i)
+			s := va.sampled(adm)
+			require.Equal(t, s, va.sampled(append([]byte(nil), adm...)), "%s", adm)
+			require.Equal(t, s, maphash.Comparable(va.seed, string(adm))%valveSample == 0)
+			if s {
+				in++
+			}
+		}
+		// Binomial(n, 1/16): mean 1024, standard deviation 31.
+		require.InDelta(t, n/valveSample, in, 200, "%s", template)
+	}
+	// The seed is the valve's: another valve samples other creatives.
+	other := &newMarkupReader(1 << 10).valve
+	adm := []byte(distinctBanner)
+	marks := marksOf(adm)
+	differ := 0
+	for i := range 4096 {
+		renumber(adm, marks, i)
+		if va.sampled(adm) != other.sampled(adm) {
+			differ++
+		}
+	}
+	require.Greater(t, differ, 100)
 }
 
 // The second gate to read a bid's adm takes the first's verdict from the

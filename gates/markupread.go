@@ -21,7 +21,7 @@ func markupBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), le
 func admReading(in *engine.Input, b *engine.Bid) markup.Reading {
 	m := mtypeMedia(b.MType)
 	if b.MType == 0 && in != nil {
-		if imp := in.ImpByID(b.ImpID); imp != nil {
+		if imp := in.ImpOf(b); imp != nil {
 			m = bidMedia(b.Bid, imp)
 		}
 	}

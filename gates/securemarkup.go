@@ -70,14 +70,21 @@ func (g *secureMarkup) Prepare(in *engine.Input) string {
 // CheckBid passes a bid whose imp is not secure (or unknown: impidMatch's
 // business) and rejects one that loads a resource over http.
 func (g *secureMarkup) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
-	imp := in.ImpByID(b.ImpID)
+	imp := in.ImpOf(b)
 	if imp == nil || !isSecureImp(imp) {
 		return engine.Pass()
 	}
-	for i, u := range [...]string{b.NURL, b.BURL, b.LURL, b.IURL} {
-		if markup.InsecureURL(u) {
-			return secureMarkupReject(i)
-		}
+	// The four URLs one by one, an empty one (most lurl and iurl) not
+	// read: no copy of them into an array to range over.
+	switch {
+	case insecureURL(b.NURL):
+		return secureMarkupReject(0)
+	case insecureURL(b.BURL):
+		return secureMarkupReject(1)
+	case insecureURL(b.LURL):
+		return secureMarkupReject(2)
+	case insecureURL(b.IURL):
+		return secureMarkupReject(3)
 	}
 	if adm := markupBytes(b.AdM); len(adm) > 0 && readMarkup(&b.Memo, adm, admReading(in, b), markup.DefaultLimits).insecure {
 		return secureMarkupReject(4)
@@ -96,6 +103,9 @@ var secureMarkupReasons = func() (r [len(secureMarkupFields)]string) {
 func secureMarkupReject(field int) engine.Verdict {
 	return engine.Reject(secureMarkupReasons[field], secureMarkupLoss, secureMarkupNBR)
 }
+
+// insecureURL is markup.InsecureURL(u), which is false for an empty u.
+func insecureURL(u string) bool { return u != "" && markup.InsecureURL(u) }
 
 func isSecureImp(imp *openrtb2.Imp) bool { return imp.Secure != nil && *imp.Secure == 1 }
 

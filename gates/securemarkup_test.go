@@ -1,6 +1,7 @@
 package gates
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -361,4 +362,78 @@ func BenchmarkSecureMarkupCreatives(b *testing.B) {
 // insecureAdm reads adm as the gate does when the media type is unknown.
 func insecureAdm(adm []byte) bool {
 	return markup.Insecure(adm, markup.Sniff(adm), markup.DefaultLimits)
+}
+
+// TestSecureMarkupImpInRun: inside a run secureMarkup and admReading read a
+// bid's imp through Input.ImpOf, the engine's lookup; outside one ImpOf is
+// ImpByID. Every bid gets the same verdict both ways, with imps whose ids
+// repeat (the first one counts), bids for no imp, bids whose reading comes
+// from their imp (no mtype) and more imps than ImpByID scans without its map.
+func TestSecureMarkupImpInRun(t *testing.T) {
+	snap := goldenSnapshot(t, "secureMarkup", goldenCase{})
+	gate := &secureMarkup{}
+	const html, vast = `<img src=http://a>`, `<VAST version=\"4.0\"><Ad><InLine><Impression>http://i</Impression></InLine></Ad></VAST>`
+	imps := []string{
+		`{"id":"s","banner":{"w":1,"h":1},"secure":1}`,
+		`{"id":"s","video":{"mimes":["video/mp4"]},"secure":0}`,
+		`{"id":"v","video":{"mimes":["video/mp4"]},"secure":1}`,
+		`{"id":"v","banner":{"w":1,"h":1},"secure":1}`,
+		`{"id":"d","banner":{"w":1,"h":1},"secure":0}`,
+		`{"id":"d","banner":{"w":1,"h":1},"secure":1}`,
+		`{"id":"n","native":{"request":"{}"},"secure":1}`,
+	}
+	for _, many := range []bool{false, true} {
+		list := append([]string(nil), imps...)
+		if many {
+			for i := 0; i < 20; i++ {
+				list = append(list, fmt.Sprintf(`{"id":"f%d","banner":{"w":1,"h":1},"secure":%d}`, i, i%2))
+			}
+			list = append(list, `{"id":"f3","video":{"mimes":["video/mp4"]},"secure":0}`)
+		}
+		var bids []string
+		for _, id := range []string{"s", "v", "d", "n", "x", "f3", "f4", "f19"} {
+			for _, adm := range []string{html, vast} {
+				for _, mtype := range []string{"", `"mtype":1,`, `"mtype":2,`} {
+					bids = append(bids, fmt.Sprintf(`{"id":"b%d","impid":%q,"price":1,%s"adm":"%s"}`, len(bids), id, mtype, adm))
+				}
+			}
+		}
+		req := []byte(`{"id":"r","imp":[` + strings.Join(list, ",") + `]}`)
+		resp := []byte(`{"id":"r","seatbid":[{"bid":[` + strings.Join(bids, ",") + `]}]}`)
+
+		rep, ev, err := engine.Check(snap, req, resp, engine.CheckOptions{LatencyMs: -1, All: true})
+		require.NoError(t, err)
+		inRun := map[string]string{}
+		for _, h := range rep.Rejected {
+			inRun[h.BidID] = h.Reason
+		}
+		engine.ReleaseEval(ev)
+
+		in, release := secureInput(t, req, resp)
+		rejected := 0
+		for i := range in.Bids {
+			b := &in.Bids[i]
+			require.Equal(t, in.ImpByID(b.ImpID), in.ImpOf(b), "outside a run ImpOf is ImpByID")
+			v := gate.CheckBid(in, b)
+			reason := ""
+			if v.Failed() {
+				reason, rejected = v.Reason, rejected+1
+			}
+			require.Equal(t, reason, inRun[b.ID], "many %v: bid %s", many, bids[i])
+		}
+		release()
+		require.Equal(t, rejected, len(inRun))
+		// Each imp id has six bids: the HTML adm with no mtype, mtype 1,
+		// mtype 2, then the VAST adm likewise. The first imp with an id
+		// decides: s (secure banner), v (secure video), n (secure native),
+		// f3 and f19 (secure banners); d's first imp is not secure.
+		want := []string{"b0", "b1", "b5", "b7", "b9", "b11", "b19", "b23"}
+		if many {
+			want = append(want, "b30", "b31", "b35", "b42", "b43", "b47")
+		}
+		require.Len(t, inRun, len(want))
+		for _, id := range want {
+			require.Contains(t, inRun, id)
+		}
+	}
 }

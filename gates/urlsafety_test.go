@@ -275,6 +275,8 @@ func TestURLSafetyCheckBid(t *testing.T) {
 	f(`{"id":"b","impid":"1","price":1,"lurl":"https://[::1]/l","iurl":"https://i.example/"}`, "unsafe url in lurl: loopback address")
 	f(`{"id":"b","impid":"1","price":1,"iurl":"https://w.example\\@127.0.0.1/"}`, "unsafe url in iurl: userinfo")
 	f(`{"id":"b","impid":"1","price":1,"nurl":"https://w.example/\u0000"}`, "unsafe url in nurl: control character")
+	f(`{"id":"b","impid":"1","price":1,"nurl":"https://w.example/","burl":"https://b.example/","lurl":"","iurl":"http://i.example/"}`, "unsafe url in iurl: scheme not https")
+	f(`{"id":"b","impid":"1","price":1,"nurl":"https://w.example/","burl":"https://b.example/","lurl":"https://l.example/","iurl":"https://i.example/"}`, "")
 }
 
 func TestURLSafetyRegistered(t *testing.T) {
