@@ -86,7 +86,11 @@ type markupReader struct {
 // are statistics: a lookup counted in the next window instead of this one
 // changes nothing that matters.
 type cacheValve struct {
+	// off is read by every reading and written at most once a window: it
+	// has a cache line of its own, so that the counters below, written by
+	// the readings of every core, do not take it from the cores reading it.
 	off      atomic.Bool
+	_        [63]byte
 	lookups  atomic.Int64 // in the window
 	saved    atomic.Int64 // ns of reading the window's hits saved
 	spent    atomic.Int64 // ns the window's lookups cost (the model)

@@ -130,10 +130,14 @@ const maxSchedReserve = 100 * time.Millisecond
 // limit and tail are read on every request (atomic loads); the controller
 // goroutine writes them.
 type governor struct {
-	limit   atomic.Int64         // 0: not constrained (limits.maxInFlight applies)
+	// limit and tail are read by every request and written once a tick:
+	// they have a cache line of their own, apart from the counters every
+	// answer writes.
+	limit   atomic.Int64 // 0: not constrained (limits.maxInFlight applies)
+	tail    atomic.Int64 // p99 run-queue latency of the last tick, ns
+	_       [48]byte
 	answers atomic.Int64         // admitted requests answered since the last tick
 	tight   atomic.Int64         // of which with less than tightSlack to spare
-	tail    atomic.Int64         // p99 run-queue latency of the last tick, ns
 	own     atomic.Int64         // ns of own time of the requests answered since the last tick
 	over    bool                 // the last tick's queue was over queueTarget (controller only)
 	recent  [queueWindow]float64 // the last ticks' queues, a ring (controller only)
