@@ -152,6 +152,15 @@ func checkContentDifferential(t *testing.T, ps *phraseSet, s []byte) {
 	if got != plain || old != plain {
 		t.Fatalf("find(%q) = %q, the byte-wise find %q, the plain walk %q", s, got, old, plain)
 	}
+	// findAnchored against the word step it replaced, from every place
+	// find may start it (white space before from included: both read it).
+	if ps.spaced && len(s) >= 8 {
+		for from := range s {
+			if a, b := ps.findAnchored(s, from), findAnchoredWordStep(ps, s, from); a != b {
+				t.Fatalf("findAnchored(%q, %d) = %q, the word step %q", s, from, a, b)
+			}
+		}
+	}
 }
 
 func TestContentDiffSetsCoverTheWordScan(t *testing.T) {

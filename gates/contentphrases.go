@@ -382,34 +382,52 @@ func (ps *phraseSet) find(s []byte) string {
 // before each anchor in turn, from the last anchor on: a match that begins
 // before an anchor has its own anchor before it.
 func (ps *phraseSet) findAnchored(s []byte, from int) string {
+	// A byte up to ' ' or outside ASCII: a byte below 0x21 leaves the high
+	// bit set in its lane of x-0x21 (the borrow of a lane below only
+	// reaches lanes above one that is below 0x21 itself, "Bit Twiddling
+	// Hacks", hasless), a byte outside ASCII has it set in x. The words
+	// are tested in a loop of their own; the bytes they flag (one word in
+	// a few, in text) are tried out of it.
 	const below = bytesOnes * 0x21
 	next := 0 // the places before next have been tried or cannot begin a match
-	for i := from; i < len(s); i += 8 {
-		m := ^uint64(0)
-		if i > len(s)-8 {
-			m <<= 8 * (i - (len(s) - 8))
-			i = len(s) - 8
+	last := len(s) - 8
+	i := from
+	for ; i <= last; i += 8 {
+		x := binary.LittleEndian.Uint64(s[i : i+8])
+		if m := ((x - below) | x) & bytesHigh; m != 0 {
+			if r := ps.tryAnchors(s, i, m, &next); r != "" {
+				return r
+			}
 		}
-		// A byte up to ' ' or outside ASCII: a byte below 0x21 leaves the
-		// high bit set in its lane of x-0x21 (the borrow of a lane below
-		// only reaches lanes above one that is below 0x21 itself, "Bit
-		// Twiddling Hacks", hasless), a byte outside ASCII has it set in x.
-		x := binary.LittleEndian.Uint64(s[i:])
-		for m &= ((x - below) | x) & bytesHigh; m != 0; m &= m - 1 {
-			p := i + bits.TrailingZeros64(m)>>3
-			if p == 0 {
-				continue
-			}
-			if c := s[p-1]; c < utf8.RuneSelf && !ps.anchorPrev[c] || !spaceAt(s, p) {
-				continue
-			}
-			for j := max(p-ps.reach, next); j < p; j++ {
-				if k := ps.tryAt(s, j); k >= 0 {
-					return ps.reasons[k]
-				}
-			}
-			next = p
+	}
+	if i < len(s) {
+		// The last eight bytes, those already tested masked off.
+		x := binary.LittleEndian.Uint64(s[last:])
+		if m := ((x - below) | x) & bytesHigh & (^uint64(0) << (8 * (i - last))); m != 0 {
+			return ps.tryAnchors(s, last, m, &next)
 		}
+	}
+	return ""
+}
+
+// tryAnchors is findAnchored on the bytes m flags in the word at s[i]: for
+// each that is an anchor, the places up to reach bytes before it (and from
+// *next on) are tried. It returns the reason of the phrase found, or "".
+func (ps *phraseSet) tryAnchors(s []byte, i int, m uint64, next *int) string {
+	for ; m != 0; m &= m - 1 {
+		p := i + bits.TrailingZeros64(m)>>3
+		if p == 0 {
+			continue
+		}
+		if c := s[p-1]; c < utf8.RuneSelf && !ps.anchorPrev[c] || !spaceAt(s, p) {
+			continue
+		}
+		for j := max(p-ps.reach, *next); j < p; j++ {
+			if k := ps.tryAt(s, j); k >= 0 {
+				return ps.reasons[k]
+			}
+		}
+		*next = p
 	}
 	return ""
 }
