@@ -51,6 +51,11 @@ type phraseSet struct {
 	// ASCII.
 	reach      int
 	anchorPrev [utf8.RuneSelf]bool
+	// anchorWords: the ASCII bytes anchorPrev holds fall into at most
+	// len(anchorFolded) classes under c|0x20 (as folded, unused slots 0),
+	// so findAnchored tests the bytes before eight at once (prevAnchors).
+	anchorWords  bool
+	anchorFolded [3]uint64
 	// minLen is the fewest runes of a phrase: a match spans at least one
 	// byte of text per rune of its phrase (a text rune or white space run
 	// reads as one phrase rune).
@@ -103,6 +108,7 @@ func newPhraseSet(list []string) phraseSet {
 		ps.start[c] = true
 	}
 	ps.wordScan = ps.foldStarts()
+	ps.anchorWords = ps.foldAnchors()
 	ps.fillFollows()
 	return ps
 }
@@ -195,6 +201,42 @@ func asciiBetween(x uint64, lo, hi byte) uint64 {
 	ge := v + bytesOnes*uint64(0x80-lo) // high bit set where v >= lo
 	gt := v + bytesOnes*uint64(0x7f-hi) // high bit set where v > hi
 	return ge &^ gt &^ x & bytesHigh
+}
+
+// foldAnchors fills anchorFolded with the classes under c|0x20 of the
+// ASCII bytes anchorPrev holds, or returns false (anchorFolded left 0)
+// when they are too many.
+func (ps *phraseSet) foldAnchors() bool {
+	var seen [utf8.RuneSelf]bool
+	var folded [len(ps.anchorFolded)]uint64
+	n := 0
+	for c := range utf8.RuneSelf {
+		if !ps.anchorPrev[c] {
+			continue
+		}
+		if f := byte(c) | 0x20; !seen[f] {
+			if n == len(folded) {
+				return false
+			}
+			seen[f] = true
+			folded[n] = bytesOnes * uint64(f)
+			n++
+		}
+	}
+	ps.anchorFolded = folded
+	return true
+}
+
+// prevAnchors returns, in the high bit of each byte, the bytes of y that
+// may end the part of a phrase before its first space: c with c|0x20 in
+// anchorFolded (every byte anchorPrev holds is among them), or a byte
+// outside ASCII. The zero test is the short one, as in candidates: it may
+// flag more, never fewer.
+func (ps *phraseSet) prevAnchors(y uint64) uint64 {
+	lower := y | 0x2020202020202020
+	a, b, c := lower^ps.anchorFolded[0], lower^ps.anchorFolded[1], lower^ps.anchorFolded[2]
+	zero := (a-bytesOnes)&^a | (b-bytesOnes)&^b | (c-bytesOnes)&^c
+	return (zero | y) & bytesHigh
 }
 
 // addPrefilter records the normalised phrase norm in the ASCII prefilter
@@ -394,7 +436,18 @@ func (ps *phraseSet) findAnchored(s []byte, from int) string {
 	i := from
 	for ; i <= last; i += 8 {
 		x := binary.LittleEndian.Uint64(s[i : i+8])
-		if m := ((x - below) | x) & bytesHigh; m != 0 {
+		m := ((x - below) | x) & bytesHigh
+		if m != 0 && ps.anchorWords {
+			// Only a flagged byte after one prevAnchors flags may be an
+			// anchor: the byte before each is x shifted up one byte,
+			// s[i-1] below it (at the start of s, 0: p == 0 is no anchor).
+			y := x << 8
+			if i > 0 {
+				y |= uint64(s[i-1])
+			}
+			m &= ps.prevAnchors(y)
+		}
+		if m != 0 {
 			if r := ps.tryAnchors(s, i, m, &next); r != "" {
 				return r
 			}
