@@ -142,7 +142,7 @@ var contentDiffSets = [][]string{
 	{"[error]", "k9", "as an ai"},
 	{"i can't", "«stop»", "ⱥb", "x"},
 	{"_ai", "9 lives", "Éte", "K"},
-	{"it' s", "[x] y", "I'M so"}, // each holds a space, after bytes outside the letters that fold
+	{"it' s", "[x] y", "I'M so"},                // each holds a space, after bytes outside the letters that fold
 	{"a b", "C d", "e' f", "[g] h", "i\u00a0j"}, // each holds a space, after many kinds of byte
 	{"a\u00a0b", "é é", "İ can"},                // each holds a space
 }

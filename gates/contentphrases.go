@@ -498,9 +498,11 @@ func spaceAt(s []byte, p int) bool {
 	return unicode.IsSpace(r)
 }
 
-// firstMaybeSpace returns where the first sixteen bytes (eight, or one, at
-// the end) of s that may hold white space begin, or -1: a byte up to ' '
-// or outside ASCII, as findAnchored tests them.
+// firstMaybeSpace returns where the first sixteen bytes (eight at the
+// end; the last eight, which may begin among bytes already tested, in s
+// of eight bytes and more; one in a shorter s) of s that may hold white
+// space begin, or -1: a byte up to ' ' or outside ASCII, as findAnchored
+// tests them. No byte before the place returned may be white space.
 func firstMaybeSpace(s []byte) int {
 	const below = bytesOnes * 0x21
 	i := 0
@@ -516,6 +518,17 @@ func firstMaybeSpace(s []byte) int {
 			return i
 		}
 		i += 8
+	}
+	if i == len(s) {
+		return -1
+	}
+	if last := len(s) - 8; last >= 0 {
+		// The bytes of the last eight before i tested clean above: the
+		// word flags a byte only if one of s[i:] may be white space.
+		if x := binary.LittleEndian.Uint64(s[last:]); ((x-below)|x)&bytesHigh != 0 {
+			return last
+		}
+		return -1
 	}
 	for ; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] >= utf8.RuneSelf {
