@@ -68,11 +68,12 @@ func (g *adomainVerify) Prepare(*engine.Input) string { return "" }
 func (g *adomainVerify) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict {
 	seen := false
 	for _, raw := range b.ADomain {
-		if trimSpace(raw) == "" {
+		t := trimSpace(raw)
+		if t == "" {
 			continue
 		}
 		seen = true
-		d, ok := normalizeDomain(raw)
+		d, ok := normalizeTrimmed(t)
 		if _, hit := g.placeholders.match(d); hit {
 			return engine.Reject("placeholder adomain: "+quote(d), engine.LossInvalidAdvertiserDomain, engine.NBRResponseRejectedGeneral)
 		}

@@ -31,10 +31,11 @@ func (g *badvCompliance) Prepare(in *engine.Input) string {
 // CheckBid rejects the first adomain entry that badv covers.
 func (g *badvCompliance) CheckBid(in *engine.Input, b *engine.Bid) engine.Verdict {
 	for _, raw := range b.ADomain {
-		if trimSpace(raw) == "" {
+		t := trimSpace(raw)
+		if t == "" {
 			continue
 		}
-		d, _ := normalizeDomain(raw)
+		d, _ := normalizeTrimmed(t)
 		if listCovers(in.Request.BAdv, d) {
 			return engine.Reject("blocked advertiser domain: "+quote(trimDot(d)), engine.LossCreativeFilteredAdvertiserExclusions, engine.NBRResponseRejectedCreativeAdvertiserBlocking)
 		}

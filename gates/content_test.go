@@ -142,6 +142,7 @@ var contentDiffSets = [][]string{
 	{"[error]", "k9", "as an ai"},
 	{"i can't", "«stop»", "ⱥb", "x"},
 	{"_ai", "9 lives", "Éte", "K"},
+	{"it' s", "[x] y", "I'M so"},                // each holds a space, after bytes outside the letters that fold
 	{"a b", "C d", "e' f", "[g] h", "i\u00a0j"}, // each holds a space, after many kinds of byte
 	{"a\u00a0b", "é é", "İ can"},                // each holds a space
 }
@@ -151,6 +152,15 @@ func checkContentDifferential(t *testing.T, ps *phraseSet, s []byte) {
 	got, old, plain := ps.find(s), findBytewise(ps, s), refFind(ps, s)
 	if got != plain || old != plain {
 		t.Fatalf("find(%q) = %q, the byte-wise find %q, the plain walk %q", s, got, old, plain)
+	}
+	// findAnchored against the word step it replaced, from every place
+	// find may start it (white space before from included: both read it).
+	if ps.spaced && len(s) >= 8 {
+		for from := range s {
+			if a, b := ps.findAnchored(s, from), findAnchoredWordStep(ps, s, from); a != b {
+				t.Fatalf("findAnchored(%q, %d) = %q, the word step %q", s, from, a, b)
+			}
+		}
 	}
 }
 
@@ -168,10 +178,20 @@ func TestContentDiffSetsCoverTheWordScan(t *testing.T) {
 			on++
 		}
 	}
-	require.Equal(t, []int{5, 2, 4}, []int{on, off, afterLetter})
+	require.Equal(t, []int{6, 2, 4}, []int{on, off, afterLetter})
 	require.True(t, newPhraseSet(contentDiffSets[len(contentDiffSets)-2]).spaced)
 	require.True(t, newPhraseSet(contentDiffSets[len(contentDiffSets)-1]).spaced)
 	require.False(t, newPhraseSet(contentDiffPhrases).spaced)
+	// findAnchored's test of the bytes before eight at once, on and off.
+	var words, nowords int
+	for _, list := range contentDiffSets {
+		if ps := newPhraseSet(list); ps.spaced && ps.anchorWords {
+			words++
+		} else if ps.spaced {
+			nowords++
+		}
+	}
+	require.Equal(t, []int{3, 1}, []int{words, nowords})
 	// Each kind of white space, in the first eight bytes and after them.
 	spaced := newPhraseSet(contentDiffSets[len(contentDiffSets)-1])
 	for _, text := range []string{"a\tb", "a\nb", "é\vé", "İ\fcan", "é\ré", "a b", "a\u00a0b", "İ\u2028can",

@@ -51,6 +51,11 @@ type phraseSet struct {
 	// ASCII.
 	reach      int
 	anchorPrev [utf8.RuneSelf]bool
+	// anchorWords: the ASCII bytes anchorPrev holds fall into at most
+	// len(anchorFolded) classes under c|0x20 (as folded, unused slots 0),
+	// so findAnchored tests the bytes before eight at once (prevAnchors).
+	anchorWords  bool
+	anchorFolded [3]uint64
 	// minLen is the fewest runes of a phrase: a match spans at least one
 	// byte of text per rune of its phrase (a text rune or white space run
 	// reads as one phrase rune).
@@ -103,6 +108,7 @@ func newPhraseSet(list []string) phraseSet {
 		ps.start[c] = true
 	}
 	ps.wordScan = ps.foldStarts()
+	ps.anchorWords = ps.foldAnchors()
 	ps.fillFollows()
 	return ps
 }
@@ -195,6 +201,42 @@ func asciiBetween(x uint64, lo, hi byte) uint64 {
 	ge := v + bytesOnes*uint64(0x80-lo) // high bit set where v >= lo
 	gt := v + bytesOnes*uint64(0x7f-hi) // high bit set where v > hi
 	return ge &^ gt &^ x & bytesHigh
+}
+
+// foldAnchors fills anchorFolded with the classes under c|0x20 of the
+// ASCII bytes anchorPrev holds, or returns false (anchorFolded left 0)
+// when they are too many.
+func (ps *phraseSet) foldAnchors() bool {
+	var seen [utf8.RuneSelf]bool
+	var folded [len(ps.anchorFolded)]uint64
+	n := 0
+	for c := range utf8.RuneSelf {
+		if !ps.anchorPrev[c] {
+			continue
+		}
+		if f := byte(c) | 0x20; !seen[f] {
+			if n == len(folded) {
+				return false
+			}
+			seen[f] = true
+			folded[n] = bytesOnes * uint64(f)
+			n++
+		}
+	}
+	ps.anchorFolded = folded
+	return true
+}
+
+// prevAnchors returns, in the high bit of each byte, the bytes of y that
+// may end the part of a phrase before its first space: c with c|0x20 in
+// anchorFolded (every byte anchorPrev holds is among them), or a byte
+// outside ASCII. The zero test is the short one, as in candidates: it may
+// flag more, never fewer.
+func (ps *phraseSet) prevAnchors(y uint64) uint64 {
+	lower := y | 0x2020202020202020
+	a, b, c := lower^ps.anchorFolded[0], lower^ps.anchorFolded[1], lower^ps.anchorFolded[2]
+	zero := (a-bytesOnes)&^a | (b-bytesOnes)&^b | (c-bytesOnes)&^c
+	return (zero | y) & bytesHigh
 }
 
 // addPrefilter records the normalised phrase norm in the ASCII prefilter
@@ -382,34 +424,63 @@ func (ps *phraseSet) find(s []byte) string {
 // before each anchor in turn, from the last anchor on: a match that begins
 // before an anchor has its own anchor before it.
 func (ps *phraseSet) findAnchored(s []byte, from int) string {
+	// A byte up to ' ' or outside ASCII: a byte below 0x21 leaves the high
+	// bit set in its lane of x-0x21 (the borrow of a lane below only
+	// reaches lanes above one that is below 0x21 itself, "Bit Twiddling
+	// Hacks", hasless), a byte outside ASCII has it set in x. The words
+	// are tested in a loop of their own; the bytes they flag (one word in
+	// a few, in text) are tried out of it.
 	const below = bytesOnes * 0x21
 	next := 0 // the places before next have been tried or cannot begin a match
-	for i := from; i < len(s); i += 8 {
-		m := ^uint64(0)
-		if i > len(s)-8 {
-			m <<= 8 * (i - (len(s) - 8))
-			i = len(s) - 8
+	last := len(s) - 8
+	i := from
+	for ; i <= last; i += 8 {
+		x := binary.LittleEndian.Uint64(s[i : i+8])
+		m := ((x - below) | x) & bytesHigh
+		if m != 0 && ps.anchorWords {
+			// Only a flagged byte after one prevAnchors flags may be an
+			// anchor: the byte before each is x shifted up one byte,
+			// s[i-1] below it (at the start of s, 0: p == 0 is no anchor).
+			y := x << 8
+			if i > 0 {
+				y |= uint64(s[i-1])
+			}
+			m &= ps.prevAnchors(y)
 		}
-		// A byte up to ' ' or outside ASCII: a byte below 0x21 leaves the
-		// high bit set in its lane of x-0x21 (the borrow of a lane below
-		// only reaches lanes above one that is below 0x21 itself, "Bit
-		// Twiddling Hacks", hasless), a byte outside ASCII has it set in x.
-		x := binary.LittleEndian.Uint64(s[i:])
-		for m &= ((x - below) | x) & bytesHigh; m != 0; m &= m - 1 {
-			p := i + bits.TrailingZeros64(m)>>3
-			if p == 0 {
-				continue
+		if m != 0 {
+			if r := ps.tryAnchors(s, i, m, &next); r != "" {
+				return r
 			}
-			if c := s[p-1]; c < utf8.RuneSelf && !ps.anchorPrev[c] || !spaceAt(s, p) {
-				continue
-			}
-			for j := max(p-ps.reach, next); j < p; j++ {
-				if k := ps.tryAt(s, j); k >= 0 {
-					return ps.reasons[k]
-				}
-			}
-			next = p
 		}
+	}
+	if i < len(s) {
+		// The last eight bytes, those already tested masked off.
+		x := binary.LittleEndian.Uint64(s[last:])
+		if m := ((x - below) | x) & bytesHigh & (^uint64(0) << (8 * (i - last))); m != 0 {
+			return ps.tryAnchors(s, last, m, &next)
+		}
+	}
+	return ""
+}
+
+// tryAnchors is findAnchored on the bytes m flags in the word at s[i]: for
+// each that is an anchor, the places up to reach bytes before it (and from
+// *next on) are tried. It returns the reason of the phrase found, or "".
+func (ps *phraseSet) tryAnchors(s []byte, i int, m uint64, next *int) string {
+	for ; m != 0; m &= m - 1 {
+		p := i + bits.TrailingZeros64(m)>>3
+		if p == 0 {
+			continue
+		}
+		if c := s[p-1]; c < utf8.RuneSelf && !ps.anchorPrev[c] || !spaceAt(s, p) {
+			continue
+		}
+		for j := max(p-ps.reach, *next); j < p; j++ {
+			if k := ps.tryAt(s, j); k >= 0 {
+				return ps.reasons[k]
+			}
+		}
+		*next = p
 	}
 	return ""
 }
@@ -427,9 +498,11 @@ func spaceAt(s []byte, p int) bool {
 	return unicode.IsSpace(r)
 }
 
-// firstMaybeSpace returns where the first sixteen bytes (eight, or one, at
-// the end) of s that may hold white space begin, or -1: a byte up to ' '
-// or outside ASCII, as findAnchored tests them.
+// firstMaybeSpace returns where the first sixteen bytes (eight at the
+// end; the last eight, which may begin among bytes already tested, in s
+// of eight bytes and more; one in a shorter s) of s that may hold white
+// space begin, or -1: a byte up to ' ' or outside ASCII, as findAnchored
+// tests them. No byte before the place returned may be white space.
 func firstMaybeSpace(s []byte) int {
 	const below = bytesOnes * 0x21
 	i := 0
@@ -445,6 +518,17 @@ func firstMaybeSpace(s []byte) int {
 			return i
 		}
 		i += 8
+	}
+	if i == len(s) {
+		return -1
+	}
+	if last := len(s) - 8; last >= 0 {
+		// The bytes of the last eight before i tested clean above: the
+		// word flags a byte only if one of s[i:] may be white space.
+		if x := binary.LittleEndian.Uint64(s[last:]); ((x-below)|x)&bytesHigh != 0 {
+			return last
+		}
+		return -1
 	}
 	for ; i < len(s); i++ {
 		if s[i] <= ' ' || s[i] >= utf8.RuneSelf {

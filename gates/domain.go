@@ -48,8 +48,11 @@ const (
 // still fit for a placeholder check, a block-list match and a reason: for
 // ASCII input, the input lower-cased (an invalid "xn--" label is kept as
 // written, never decoded into another name). d may be empty.
-func normalizeDomain(s string) (d string, ok bool) {
-	s = trimSpace(s)
+func normalizeDomain(s string) (d string, ok bool) { return normalizeTrimmed(trimSpace(s)) }
+
+// normalizeTrimmed is normalizeDomain on s that trimSpace already trimmed
+// (the per-bid gates trim an entry first to skip a blank one).
+func normalizeTrimmed(s string) (d string, ok bool) {
 	// One pass: every byte ASCII, none upper-case, and whether a label may
 	// start with "xn--" (an 'x' at the start of a label).
 	ascii, lower, x := true, true, false

@@ -80,8 +80,11 @@ func defaultCur(c string) string {
 // no rate exists.
 func convertFloor(r *engine.Rates, amount float64, from, to string) (v float64, converted, ok bool) {
 	from, to = defaultCur(from), defaultCur(to)
+	if from == to || engine.SameCurrency(from, to) {
+		return amount, false, true // what Convert returns for one currency
+	}
 	v, ok = r.Convert(amount, from, to)
-	return v, !engine.SameCurrency(from, to), ok
+	return v, true, ok
 }
 
 // maxExactMicros is 2^63: below it an amount's micro-units fit an int64 and

@@ -76,3 +76,28 @@ func TestFormatRatio(t *testing.T) {
 	require.Equal(t, "50", formatRatio(50.0000005), "written rounded, compared unrounded")
 	require.Equal(t, formatNum(1e307), formatRatio(1e307), "too large to scale: written as is")
 }
+
+// convertFloorBefore is convertFloor before it answered one currency
+// itself: the reference of TestConvertFloorAgreesWithBefore.
+func convertFloorBefore(r *engine.Rates, amount float64, from, to string) (float64, bool, bool) {
+	from, to = defaultCur(from), defaultCur(to)
+	v, ok := r.Convert(amount, from, to)
+	return v, !engine.SameCurrency(from, to), ok
+}
+
+func TestConvertFloorAgreesWithBefore(t *testing.T) {
+	rates, err := engine.CompileRates(map[string]float64{"EUR/USD": 1.08, "gbp/eur": 1.17})
+	require.NoError(t, err)
+	curs := []string{"", "USD", "usd", "UsD", "EUR", "eur", "GBP", "JPY", "US", "USDX", "ÜSD"}
+	for _, r := range []*engine.Rates{nil, rates} {
+		for _, from := range curs {
+			for _, to := range curs {
+				for _, amount := range []float64{0, 0.5, 1.25, 1e300} {
+					v, c, ok := convertFloor(r, amount, from, to)
+					wv, wc, wok := convertFloorBefore(r, amount, from, to)
+					require.Equal(t, []any{wv, wc, wok}, []any{v, c, ok}, "%v %q -> %q (rates %v)", amount, from, to, r != nil)
+				}
+			}
+		}
+	}
+}

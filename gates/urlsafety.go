@@ -164,27 +164,30 @@ func (g *urlSafety) Prepare(*engine.Input) string { return "" }
 // The fields are read one by one, not ranged over as an array copied from
 // the bid.
 func (g *urlSafety) CheckBid(_ *engine.Input, b *engine.Bid) engine.Verdict {
-	if w := g.judgeField(b.NURL); w != urlSafe {
+	// One host buffer for the four fields, zeroed once: judgeIn reads only
+	// the bytes it wrote for the URL at hand.
+	var buf [maxHostBytes]byte
+	if w := g.judgeField(b.NURL, &buf); w != urlSafe {
 		return urlSafetyReject(0, w)
 	}
-	if w := g.judgeField(b.BURL); w != urlSafe {
+	if w := g.judgeField(b.BURL, &buf); w != urlSafe {
 		return urlSafetyReject(1, w)
 	}
-	if w := g.judgeField(b.LURL); w != urlSafe {
+	if w := g.judgeField(b.LURL, &buf); w != urlSafe {
 		return urlSafetyReject(2, w)
 	}
-	if w := g.judgeField(b.IURL); w != urlSafe {
+	if w := g.judgeField(b.IURL, &buf); w != urlSafe {
 		return urlSafetyReject(3, w)
 	}
 	return engine.Pass()
 }
 
 // judgeField judges a URL field: an empty one is absent, so safe.
-func (g *urlSafety) judgeField(u string) urlWhy {
+func (g *urlSafety) judgeField(u string, buf *[maxHostBytes]byte) urlWhy {
 	if u == "" {
 		return urlSafe
 	}
-	return g.judge(u)
+	return g.judgeIn(u, buf)
 }
 
 func urlSafetyReject(field int, w urlWhy) engine.Verdict {
@@ -193,14 +196,20 @@ func urlSafetyReject(field int, w urlWhy) engine.Verdict {
 
 // judge returns why u is unsafe, or urlSafe.
 func (g *urlSafety) judge(u string) urlWhy {
+	var buf [maxHostBytes]byte
+	return g.judgeIn(u, &buf)
+}
+
+// judgeIn is judge reading the host into buf, whatever buf holds: every
+// byte of it read is written first (plainHost, parseHost).
+func (g *urlSafety) judgeIn(u string, buf *[maxHostBytes]byte) urlWhy {
 	if len(u) > g.maxURL {
 		return whyTooLong
 	}
 	if w := urlCharacters(u); w != urlSafe {
 		return w
 	}
-	var buf [maxHostBytes]byte
-	if name, ok, done := g.plainHost(u, &buf); done {
+	if name, ok, done := g.plainHost(u, buf); done {
 		switch {
 		case !ok:
 			return whyBadHost
@@ -224,7 +233,7 @@ func (g *urlSafety) judge(u string) urlWhy {
 	if !ok {
 		return whyBadHost
 	}
-	h, ok := parseHost(host, &buf)
+	h, ok := parseHost(host, buf)
 	switch {
 	case !ok:
 		return whyBadHost

@@ -178,8 +178,16 @@ func FuzzURLSafetyDifferential(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, u := range []string{s, "https://" + s + "/", "https://" + s, "http://" + s + "?q"} {
 			for _, g := range gs {
-				if got, want := g.judge(u), judgeBefore(g, u); got != want {
+				want := judgeBefore(g, u)
+				if got := g.judge(u); got != want {
 					t.Fatalf("%q (allowHttp %v): judge %q, before %q", u, g.allowHTTP, urlWhyText[got], urlWhyText[want])
+				}
+				// A buffer another URL's host left dirty, as CheckBid's.
+				for _, fill := range []byte{'.', '7', 0xff} {
+					buf := dirtyHostBuf(fill)
+					if got := g.judgeIn(u, &buf); got != want {
+						t.Fatalf("%q (allowHttp %v) on a buffer of %q: judgeIn %q, before %q", u, g.allowHTTP, fill, urlWhyText[got], urlWhyText[want])
+					}
 				}
 			}
 		}
@@ -196,6 +204,10 @@ func TestURLSafetyAgreesWithBefore(t *testing.T) {
 	check := func(u string) {
 		for _, g := range gs {
 			require.Equal(t, urlWhyText[judgeBefore(g, u)], urlWhyText[g.judge(u)], "%q", u)
+			for _, fill := range []byte{'.', '7', 0xff} {
+				buf := dirtyHostBuf(fill)
+				require.Equal(t, urlWhyText[judgeBefore(g, u)], urlWhyText[g.judgeIn(u, &buf)], "%q on a buffer of %q", u, fill)
+			}
 		}
 	}
 	for _, s := range urlDiffSeeds {
@@ -210,4 +222,13 @@ func TestURLSafetyAgreesWithBefore(t *testing.T) {
 		}
 		check(b.String())
 	}
+}
+
+// dirtyHostBuf is a host buffer full of fill: judgeIn must read none of
+// the bytes it did not write (CheckBid reuses one buffer for four URLs).
+func dirtyHostBuf(fill byte) (buf [maxHostBytes]byte) {
+	for i := range buf {
+		buf[i] = fill
+	}
+	return buf
 }
