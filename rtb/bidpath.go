@@ -309,7 +309,10 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	injectUpstreamFault(up.name)
 	c.oresp = fasthttp.AcquireResponse()
 	head, obody := s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
-	start := time.Now()
+	// The call's start is now, read above: building the outbound request
+	// takes a microsecond or two, not worth a second clock reading (one
+	// costs 0.1-0.2 µs on some virtual machines).
+	start := now
 	kind, end, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, start, now.Add(budget))
 	latency := end - start.Sub(epoch) // end is monotonic()
 	c.waited = latency

@@ -219,6 +219,9 @@ type exchangeConn struct {
 	careful bool
 	queue   queueGate
 
+	// The deadlines last set on the socket (connDeadlines).
+	readDL, writeDL time.Time
+
 	// runs maps request numbers to arrival times: run i says that requests
 	// from runs[i].first on began in a read at runs[i].at. A ring, oldest at
 	// head; count runs are live.
@@ -251,6 +254,50 @@ func (s *Server) newConn(nc net.Conn) *exchangeConn {
 		}
 	}
 	return c
+}
+
+// SetReadDeadline and SetWriteDeadline apply t unless it would move the
+// deadline already set later by less than the server's deadlineSlack: fasthttp
+// sets three deadlines a request (idle, read, write), each a timer update
+// in the runtime, and a keep-alive connection busy with requests would
+// otherwise move its timers every few milliseconds. A deadline so skipped
+// expires at most deadlineSlack before the one asked for; an earlier
+// deadline, or none, is always applied. Called by the connection's
+// goroutine only, as fasthttp does.
+func (c *exchangeConn) SetReadDeadline(t time.Time) error {
+	if skipDeadline(c.readDL, t, c.s.deadlineSlack) {
+		return nil
+	}
+	if err := c.Conn.SetReadDeadline(t); err != nil {
+		return err
+	}
+	c.readDL = t
+	return nil
+}
+
+func (c *exchangeConn) SetWriteDeadline(t time.Time) error {
+	if skipDeadline(c.writeDL, t, c.s.deadlineSlack) {
+		return nil
+	}
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	c.writeDL = t
+	return nil
+}
+
+func (c *exchangeConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetDeadline(t); err != nil {
+		return err
+	}
+	c.readDL, c.writeDL = t, t
+	return nil
+}
+
+// skipDeadline reports whether a deadline t may be left as set, at set:
+// both are set and t is later by less than slack.
+func skipDeadline(set, t time.Time, slack time.Duration) bool {
+	return !set.IsZero() && !t.IsZero() && !t.Before(set) && t.Sub(set) < slack
 }
 
 func (c *exchangeConn) Close() error {

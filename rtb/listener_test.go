@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -231,6 +232,49 @@ func TestArrivalIsKernelReceiveTime(t *testing.T) {
 	require.NoError(t, err)
 	at, _ := c.arrival(3)
 	require.WithinDuration(t, time.Now(), at, 100*time.Millisecond)
+}
+
+// TestExchangeDeadlines: an exchange connection leaves a deadline moved
+// later by less than the slack as it was (it expires at most the slack
+// early), and applies any other: a later one past the slack, an earlier
+// one, none.
+func TestExchangeDeadlines(t *testing.T) {
+	const slack = 100 * time.Millisecond
+	base := time.Now().Add(time.Hour)
+	for _, c := range []struct {
+		set, t time.Time
+		skip   bool
+	}{
+		{time.Time{}, base, false},                // nothing set yet
+		{base, base, true},                        // the same
+		{base, base.Add(slack - 1), true},         // later, within the slack
+		{base, base.Add(slack), false},            // later by the slack
+		{base, base.Add(-time.Nanosecond), false}, // earlier
+		{base, time.Time{}, false},                // none
+	} {
+		require.Equal(t, c.skip, skipDeadline(c.set, c.t, slack), "set %v, asked %v", c.set, c.t)
+	}
+
+	srv, err := New(&engine.Holder{}, Options{Logger: slog.New(slog.DiscardHandler)})
+	require.NoError(t, err)
+	require.Equal(t, exchangeReadTimeout/64, srv.deadlineSlack, "1/64 of the shortest timeout (idle 10 s by default)")
+	cl, nc := net.Pipe()
+	defer cl.Close()
+	c := srv.newConn(nc)
+	defer c.Close()
+	require.NoError(t, c.SetReadDeadline(base))
+	require.NoError(t, c.SetReadDeadline(base.Add(time.Millisecond)))
+	require.Equal(t, base, c.readDL, "moved later by less than the slack: left")
+	require.NoError(t, c.SetWriteDeadline(base))
+	require.NoError(t, c.SetWriteDeadline(base.Add(time.Second)))
+	require.Equal(t, base.Add(time.Second), c.writeDL, "moved later by more: applied")
+
+	// An earlier deadline is applied: a read waits no longer than it.
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(-time.Millisecond)))
+	_, err = c.Read(make([]byte, 1))
+	require.ErrorIs(t, err, os.ErrDeadlineExceeded)
+	require.NoError(t, c.SetDeadline(time.Time{}))
+	require.True(t, c.readDL.IsZero() && c.writeDL.IsZero())
 }
 
 // TestQueuedRequestShed: a pipelined request that waited behind a slow one

@@ -98,6 +98,10 @@ type Server struct {
 	open         atomic.Int64 // open exchange connections
 	defaultConns int          // limits.maxConns when the config leaves it 0
 	drain        time.Duration
+	// deadlineSlack is how much earlier than asked an exchange
+	// connection's read or write deadline may expire (exchangeConn): 1/64
+	// of the shortest of its timeouts.
+	deadlineSlack time.Duration
 
 	gov      *governor
 	govOnce  sync.Once
@@ -179,6 +183,7 @@ func New(h *engine.Holder, opt Options) (*Server, error) {
 			idle = time.Duration(ms) * time.Millisecond
 		}
 	}
+	s.deadlineSlack = min(idle, exchangeReadTimeout, exchangeWriteTimeout) / 64
 	s.srv = &fasthttp.Server{
 		Handler:                      s.handle,
 		ErrorHandler:                 s.handleError,
