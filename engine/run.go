@@ -398,21 +398,25 @@ const clockEvery = 64
 // runBids runs per-bid gate g on the span's bids. A verdict is read by its
 // state alone until it fails or skips (the usual pass costs no copy of it),
 // and the passed set is emptied on each way out.
+//
+// The gate's call clobbers every register, and what the loop keeps in
+// registers is restored after it: the loop keeps little. The bids, verdicts
+// and passed set are read through e; failFast is read for a failed bid
+// only; the bids judged are counted after the loop (the span's bids but
+// those skipped, by failFast or by the gate: Out.Skips' new entries); the
+// rest is in memory (bidRun), touched on a skip.
 func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 	in := &e.In
 	if skip := g.bid.Prepare(in); skip != "" {
 		skipped(r, skip)
 		return
 	}
-	ff := e.failFast(sp.p)
-	judged, dead := 0, 0
-	firstSkip := ""
 	in.startGate(len(in.Bids))
-	bids, verdicts, passed := in.Bids, e.Out.Bids, in.passed
-	for _, i := range e.bidsOf(sp) {
-		standing := !verdicts[i].Failed()
-		if ff && !standing {
-			dead++
+	run := bidRun{skips: len(e.Out.Skips)}
+	for k := sp.lo; k < sp.hi; k++ {
+		i := e.byPolicy[k]
+		if e.Out.Bids[i].Failed() && e.failFast(sp.p) {
+			run.dead++
 			continue
 		}
 		if in.work(1) {
@@ -420,36 +424,48 @@ func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 			e.timeout(g, r)
 			return
 		}
-		v := g.bid.CheckBid(in, &bids[i])
+		v := g.bid.CheckBid(in, &in.Bids[i])
 		switch v.state {
 		case stateSkip:
 			// Not passed: startGate left passed[i] false.
-			why, _ := v.Details.(string)
-			e.Out.Skips = append(e.Out.Skips, BidSkip{Gate: g.Name, Why: why})
-			if firstSkip == "" {
-				firstSkip = v.Reason
-			}
-			continue
+			run.skip(e, g, &v)
 		case stateFail:
 			if r.Passed {
 				r.Passed, r.Reason, r.Details = false, v.Reason, v.Details
 			}
 			e.bidHit(sp.p, g, int(i), v)
 		default:
-			passed[i] = standing
+			// Passed, and standing when no earlier gate rejected it (the
+			// gate cannot reach the verdicts).
+			in.passed[i] = !e.Out.Bids[i].Failed()
 		}
-		judged++
 	}
 	in.startGate(0)
-	if judged == 0 {
+	if judged := int(sp.hi-sp.lo) - run.dead - (len(e.Out.Skips) - run.skips); judged == 0 {
 		switch {
-		case firstSkip != "":
-			skipped(r, firstSkip)
-		case dead > 0:
+		case run.firstSkip != "":
+			skipped(r, run.firstSkip)
+		case run.dead > 0:
 			skipped(r, ReasonSkipFailFast)
 		default:
 			skipped(r, ReasonNoBids)
 		}
+	}
+}
+
+// bidRun is what runBids counts besides the passes.
+type bidRun struct {
+	dead      int    // bids not judged: rejected before, under failFast
+	skips     int    // len(Out.Skips) when the gate began
+	firstSkip string // the reason of the gate's first skip
+}
+
+// skip records gate g's skip v of a bid.
+func (run *bidRun) skip(e *Eval, g *GateEntry, v *Verdict) {
+	why, _ := v.Details.(string)
+	e.Out.Skips = append(e.Out.Skips, BidSkip{Gate: g.Name, Why: why})
+	if run.firstSkip == "" {
+		run.firstSkip = v.Reason
 	}
 }
 
