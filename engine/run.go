@@ -240,6 +240,23 @@ func (e *Eval) groupByPolicy(upstream string) {
 	slices.SortFunc(e.order[1:], func(a, b policySpan) int { return int(a.first - b.first) })
 }
 
+// results appends the results of p's gates, each passed and not yet run,
+// and returns them. The default policy's are copied from its template
+// (Policy.results) in one go; a seat policy's, which has no template (one
+// per seat would cost its gates' results in memory for every seat), are
+// written one by one.
+func (e *Eval) results(p *Policy) []GateResult {
+	n := len(e.Out.Gates)
+	if p.results != nil {
+		e.Out.Gates = append(e.Out.Gates, p.results...)
+	} else {
+		for _, g := range p.Gates {
+			e.result(p, g)
+		}
+	}
+	return e.Out.Gates[n:]
+}
+
 // result appends gate g's result, passed until the run says otherwise. The
 // slot is written field by field: a composite literal appended is built on
 // the stack and then copied.
@@ -256,6 +273,16 @@ func (e *Eval) result(p *Policy, g *GateEntry) *GateResult {
 	return r
 }
 
+// initialResults returns what result gives for each of p's gates: p's
+// template.
+func initialResults(p *Policy) []GateResult {
+	rs := make([]GateResult, len(p.Gates))
+	for i, g := range p.Gates {
+		rs[i] = GateResult{Policy: p.Key, Name: g.Name, Mode: g.Mode.String(), Passed: true, Entry: g}
+	}
+	return rs
+}
+
 func skipped(r *GateResult, reason string) {
 	r.Skipped, r.Reason = true, reason
 }
@@ -263,8 +290,9 @@ func skipped(r *GateResult, reason string) {
 func (e *Eval) runEmpty() {
 	sp := &e.order[0]
 	p := sp.p
-	for _, g := range p.Gates {
-		r := e.result(p, g)
+	rs := e.results(p)
+	for k, g := range p.Gates {
+		r := &rs[k]
 		switch {
 		case g.Mode == Off:
 			skipped(r, ReasonOff)
@@ -284,8 +312,9 @@ func (e *Eval) runTooMany() {
 	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, LossInvalidBidResponse, NBRResponseRejectedGeneral), true)
 	for i := range e.order {
 		p := e.order[i].p
-		for _, g := range p.Gates {
-			r := e.result(p, g)
+		rs := e.results(p)
+		for k, g := range p.Gates {
+			r := &rs[k]
 			if g.Mode == Off {
 				skipped(r, ReasonOff)
 				continue
@@ -307,8 +336,10 @@ func (e *Eval) runPolicy(sp *policySpan) {
 	// most clockEvery units of judging ago (a guard, which reads the
 	// deadline itself, gets a fresh one when any judging came before it).
 	start := in.readClock()
-	for _, g := range p.Gates {
-		r := e.result(p, g)
+	rs := e.results(p)
+	rs = rs[:len(p.Gates)]
+	for k, g := range p.Gates {
+		r := &rs[k]
 		// A gate in mode off is reported as off whatever stopped the run
 		// before it: it would never have run.
 		if g.Mode == Off {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/bidguard/bidguard/config"
 )
 
@@ -455,5 +457,43 @@ func TestScopeStartResetsEveryField(t *testing.T) {
 	}
 	if pending[0] != (pendingHit{}) {
 		t.Fatal("start keeps the pending hits of the gate before")
+	}
+}
+
+// TestResultsAreResult: the results a run begins a policy with are those
+// result writes gate by gate, copied from the default policy's template or
+// written for a seat policy, over slots a previous run left dirty.
+func TestResultsAreResult(t *testing.T) {
+	c := loopCase{yaml: `policy:
+  gates:
+    - {gate: pguard, name: g0}
+    - {gate: pbid, name: g1, mode: warn}
+    - {gate: presp, name: g2, mode: off}
+    - {gate: pscan, name: g3}
+seats:
+  s1:
+    addGates:
+      - {gate: pbid, name: g4, mode: warn}
+`}
+	snap := compileLoopCase(t, c, &loopLog{})
+	require.NotNil(t, snap.Default.results)
+	require.Len(t, snap.policies, 2)
+	for _, p := range snap.policies {
+		require.Equal(t, p == snap.Default, p.results != nil, p.Key)
+		var want Eval
+		for _, g := range p.Gates {
+			want.result(p, g)
+		}
+		dirty := GateResult{Policy: "x", Name: "x", Mode: "x", Skipped: true, Reason: "x", LatencyNs: 1, Details: 1, Entry: &GateEntry{}}
+		var e Eval
+		e.Out.Gates = append(e.Out.Gates, dirty, dirty)
+		for range p.Gates {
+			e.Out.Gates = append(e.Out.Gates, dirty)
+		}
+		e.Out.Gates = e.Out.Gates[:1]
+		got := e.results(p)
+		require.Equal(t, want.Out.Gates, got, p.Key)
+		require.Len(t, e.Out.Gates, 1+len(p.Gates))
+		require.Equal(t, dirty, e.Out.Gates[0], "the results before kept")
 	}
 }
