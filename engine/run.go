@@ -98,6 +98,9 @@ type Eval struct {
 	timed    bool // RunOptions.TimeGates
 	snap     *Snapshot
 	stop     string // reason later gates are skipped with
+	// gateStart is, when gates are timed, the reading the running gate's
+	// latency is measured from.
+	gateStart time.Time
 
 	sorter hitSorter
 }
@@ -326,16 +329,18 @@ func (e *Eval) runTooMany() {
 
 func (e *Eval) failFast(p *Policy) bool { return p.FailFast && !e.all }
 
+// runPolicy runs the span's policy. As runBids, it keeps little in
+// registers across the gates' calls: failFast is read once the response
+// failed, and a timed gate's start is in memory (Eval.gateStart).
 func (e *Eval) runPolicy(sp *policySpan) {
 	p := sp.p
 	in := &e.In
-	ff := e.failFast(e.snap.Default)
 	// Timed, one clock read per gate run: the end of one gate is the start
 	// of the next, its latency's origin and the instant of its deadline
 	// check. Untimed, the deadline checks use the last reading, taken at
 	// most clockEvery units of judging ago (a guard, which reads the
 	// deadline itself, gets a fresh one when any judging came before it).
-	start := in.readClock()
+	e.gateStart = in.readClock()
 	rs := e.results(p)
 	rs = rs[:len(p.Gates)]
 	for k, g := range p.Gates {
@@ -350,7 +355,7 @@ func (e *Eval) runPolicy(sp *policySpan) {
 			skipped(r, e.stop)
 			continue
 		}
-		if ff && e.Out.Response.Failed() {
+		if e.Out.Response.Failed() && e.failFast(e.snap.Default) {
 			skipped(r, ReasonSkipFailFast)
 			continue
 		}
@@ -376,8 +381,8 @@ func (e *Eval) runPolicy(sp *policySpan) {
 		}
 		if e.timed {
 			end := in.readClock()
-			r.LatencyNs = int64(end.Sub(start))
-			start = end
+			r.LatencyNs = int64(end.Sub(e.gateStart))
+			e.gateStart = end
 		}
 	}
 }
