@@ -433,7 +433,7 @@ const clockEvery = 64
 
 // runBids runs per-bid gate g on the span's bids. A verdict is read by its
 // state alone until it fails or skips (the usual pass costs no copy of it),
-// and the passed set is emptied on each way out.
+// and the gate's run ends on each way out (endGate).
 //
 // The gate's call clobbers every register, and what the loop keeps in
 // registers is restored after it: the loop keeps little. The bids, verdicts
@@ -456,14 +456,14 @@ func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 			continue
 		}
 		if in.work(1) {
-			in.startGate(0)
+			in.endGate()
 			e.timeout(g, r)
 			return
 		}
 		v := g.bid.CheckBid(in, &in.Bids[i])
 		switch v.state {
 		case stateSkip:
-			// Not passed: startGate left passed[i] false.
+			// Not passed.
 			run.skip(e, g, &v)
 		case stateFail:
 			if r.Passed {
@@ -473,10 +473,10 @@ func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 		default:
 			// Passed, and standing when no earlier gate rejected it (the
 			// gate cannot reach the verdicts).
-			in.passed[i] = !e.Out.Bids[i].Failed()
+			in.pass(i, !e.Out.Bids[i].Failed())
 		}
 	}
-	in.startGate(0)
+	in.endGate()
 	if judged := int(sp.hi-sp.lo) - run.dead - (len(e.Out.Skips) - run.skips); judged == 0 {
 		switch {
 		case run.firstSkip != "":

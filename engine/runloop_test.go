@@ -497,3 +497,41 @@ seats:
 		require.Equal(t, dirty, e.Out.Gates[0], "the results before kept")
 	}
 }
+
+// TestPassedSetNumbers: a per-bid gate's run starts with nothing passed
+// though no one cleared what earlier runs passed, across an Input's reset
+// too (which keeps the count of runs), and when the run numbers wrap.
+func TestPassedSetNumbers(t *testing.T) {
+	var in Input
+	in.Bids = make([]Bid, 3)
+	in.startGate(3)
+	in.pass(0, true)
+	in.pass(1, false)
+	require.True(t, in.Passed(0))
+	require.False(t, in.Passed(1), "not standing: not passed")
+	in.endGate()
+	require.False(t, in.Passed(0), "outside a run")
+	in.startGate(3)
+	require.False(t, in.Passed(0), "an earlier run's pass")
+	in.pass(2, true)
+	in.endGate()
+	runs := in.gateRuns
+	in.reset()
+	require.Equal(t, runs, in.gateRuns)
+	in.Bids = make([]Bid, 3)
+	in.startGate(3)
+	require.False(t, in.Passed(2), "a pass before the reset")
+	in.endGate()
+	// The number after the last is 0, which means no run: the set is
+	// cleared and numbering starts again at 1, which an entry of run 1,
+	// long ago, may hold.
+	in.gateRuns = ^uint32(0) - 1
+	in.startGate(3)
+	in.pass(0, true)
+	in.endGate()
+	in.passedBy[2] = 1
+	in.startGate(3)
+	require.Equal(t, uint32(1), in.gateRun)
+	require.False(t, in.Passed(2), "wrapped: cleared")
+	require.False(t, in.Passed(0))
+}
