@@ -305,11 +305,19 @@ func (in *Input) ResponseCur() string {
 	return in.Response.Cur
 }
 
+// reset empties in, keeping its storage. The Input is zeroed in place
+// and the storage put back, which costs a clear of it: a composite literal
+// assigned is built aside and then copied.
 func (in *Input) reset() {
-	clear(in.impIndex)
-	clear(in.bidIndex)
+	if len(in.impIndex) > 0 {
+		clear(in.impIndex)
+	}
+	if len(in.bidIndex) > 0 {
+		clear(in.bidIndex)
+	}
 	im, bi := in.impIndex, in.bidIndex
 	clear(in.Bids) // a pooled Eval keeps no pointer into released documents
 	bids, passedBy, gateRuns := in.Bids[:0], in.passedBy[:0], in.gateRuns
-	*in = Input{Bids: bids, impIndex: im, bidIndex: bi, passedBy: passedBy, gateRuns: gateRuns}
+	*in = Input{}
+	in.Bids, in.impIndex, in.bidIndex, in.passedBy, in.gateRuns = bids, im, bi, passedBy, gateRuns
 }

@@ -419,9 +419,40 @@ func TestScopeStartResetsEveryField(t *testing.T) {
 	e := &Eval{snap: &Snapshot{Default: &Policy{Key: "default"}}}
 	p, g, r := &Policy{Key: "seat", FailFast: true}, &GateEntry{Name: "g"}, &GateResult{}
 	bids := []int32{1, 2}
+	s := leftOverScope(t)
+	hitBid, pending, values := s.hitBid, s.pending, s.values
+	s.start(e, p, bids, g, r)
+	want := Scope{e: e, p: p, bids: bids, g: g, r: r, failFast: true, responseLevel: false,
+		hitBid: hitBid, pending: pending[:0], values: values}
+	if !reflect.DeepEqual(*s, want) {
+		t.Fatalf("after start:\n%+v\nwant\n%+v", *s, want)
+	}
+	if pending[0] != (pendingHit{}) {
+		t.Fatal("start keeps the pending hits of the gate before")
+	}
+}
+
+// TestScopeResetResetsEveryField: reset leaves nothing but the storage of
+// hitBid, pending and the values, emptied.
+func TestScopeResetResetsEveryField(t *testing.T) {
+	s := leftOverScope(t)
+	hitBid, pending := s.hitBid, s.pending
+	s.reset()
+	var values ScanValues
+	values.reset()
+	want := Scope{hitBid: hitBid[:0], pending: pending[:0], values: values}
+	if !reflect.DeepEqual(*s, want) {
+		t.Fatalf("after reset:\n%+v\nwant\n%+v", *s, want)
+	}
+	if pending[0] != (pendingHit{}) {
+		t.Fatal("reset keeps the pending hits")
+	}
+}
+
+// leftOverScope returns a Scope with every field set: each bool true, each
+// string, slice and pointer non-nil, the verdict failed, the values built.
+func leftOverScope(t *testing.T) *Scope {
 	var s Scope
-	// Every field set: each bool true, each string, slice and pointer
-	// non-nil, the verdict failed.
 	v := reflect.ValueOf(&s).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -448,16 +479,8 @@ func TestScopeStartResetsEveryField(t *testing.T) {
 			t.Fatalf("field %s: a kind the test does not know: %s", v.Type().Field(i).Name, f.Kind())
 		}
 	}
-	hitBid, pending, values := s.hitBid, s.pending, s.values
-	s.start(e, p, bids, g, r)
-	want := Scope{e: e, p: p, bids: bids, g: g, r: r, failFast: true, responseLevel: false,
-		hitBid: hitBid, pending: pending[:0], values: values}
-	if !reflect.DeepEqual(s, want) {
-		t.Fatalf("after start:\n%+v\nwant\n%+v", s, want)
-	}
-	if pending[0] != (pendingHit{}) {
-		t.Fatal("start keeps the pending hits of the gate before")
-	}
+	s.pending[0] = pendingHit{bid: 1, v: Reject("left over", 1, 2)}
+	return &s
 }
 
 // TestResultsAreResult: the results a run begins a policy with are those
@@ -534,4 +557,35 @@ func TestPassedSetNumbers(t *testing.T) {
 	require.Equal(t, uint32(1), in.gateRun)
 	require.False(t, in.Passed(2), "wrapped: cleared")
 	require.False(t, in.Passed(0))
+}
+
+// TestResetsAreTheLiterals: Input.reset and Outcome.reset, which zero in
+// place and put the storage back, leave what assigning the literal of the
+// kept storage left, after a run that set their fields.
+func TestResetsAreTheLiterals(t *testing.T) {
+	c := genLoopCase([]byte("\x01\x01\x05\x00\x00\x03ppf\x01\x02\x02\x01\x01\x01\x00\x03sfp\x00\x20\x00\x01\x02\x00\x01\x02\x01\x00\x09"))
+	log := &loopLog{}
+	snap := compileLoopCase(t, c, log)
+	e := AcquireEval()
+	defer ReleaseEval(e)
+	require.NoError(t, e.DecodeRequest([]byte(`{"id":"r","imp":[{"id":"1"}]}`)))
+	require.NoError(t, e.DecodeResponse([]byte(c.resp), 1000))
+	e.SetLatency(3)
+	e.In.FreezeClock(time.Unix(1, 0))
+	e.Run(snap, RunOptions{All: true, TimeGates: true})
+	require.NotEmpty(t, e.Out.Gates)
+	e.In.impIndex, e.In.bidIndex = map[string]int{"x": 1}, map[string]int{"y": 2}
+	e.In.startGate(len(e.In.Bids))
+
+	in := e.In
+	clear(in.impIndex)
+	clear(in.bidIndex)
+	want := Input{Bids: in.Bids[:0], impIndex: in.impIndex, bidIndex: in.bidIndex, passedBy: in.passedBy[:0], gateRuns: in.gateRuns}
+	e.In.reset()
+	require.Equal(t, want, e.In)
+
+	o := e.Out
+	wantOut := Outcome{Gates: o.Gates[:0], Bids: o.Bids[:0], Rejected: o.Rejected[:0], Warned: o.Warned[:0], Skips: o.Skips[:0]}
+	e.Out.reset()
+	require.Equal(t, wantOut, e.Out)
 }
