@@ -30,16 +30,16 @@ const (
 
 // slab is typed storage for values of one type: one chunk, handed out from
 // the front. Typed (allocated by reflect as []T) so that the garbage
-// collector sees the pointers inside.
+// collector sees the pointers inside; base, a pointer to the chunk's first
+// value, keeps the chunk alive. size and pointers are the plan's, kept here
+// so that reset reads the slabs alone.
 type slab struct {
-	hold reflect.Value // settable []T, len == cap == n but while reset clears it
-	// hdr is hold's slice header, whose length reset sets directly (no
-	// reflect.Value.SetLen with its checks, twice per slab).
-	hdr    *sliceHeader
-	base   unsafe.Pointer
-	n      int
-	used   int
-	listed bool // in arena.dirty
+	base     unsafe.Pointer
+	n        int
+	used     int
+	size     uintptr
+	pointers bool // the values hold pointers (!plan.pointerFree)
+	listed   bool // in arena.dirty
 }
 
 func (a *arena) slab(p *plan) *slab {
@@ -92,9 +92,8 @@ func (a *arena) grow(p *plan, data unsafe.Pointer, oldCap, newCap int) unsafe.Po
 // newChunk replaces the slab's chunk by a bigger one. Values handed out from
 // the old chunk stay valid: what points to them keeps it alive.
 func (s *slab) newChunk(p *plan, n int) {
-	hold := reflect.New(reflect.SliceOf(p.typ)).Elem()
-	hold.Set(reflect.MakeSlice(hold.Type(), n, n))
-	s.hold, s.hdr, s.base, s.n, s.used = hold, (*sliceHeader)(unsafe.Pointer(hold.UnsafeAddr())), hold.UnsafePointer(), n, 0 // listed stays
+	s.base, s.n, s.used = reflect.MakeSlice(reflect.SliceOf(p.typ), n, n).UnsafePointer(), n, 0 // listed stays
+	s.size, s.pointers = p.size, !p.pointerFree
 }
 
 // reserve returns an empty buffer with room for n bytes of text; commit
@@ -114,22 +113,19 @@ func (a *arena) commit(k int) []byte {
 
 // reset zeroes what the last message used so that the next one starts from
 // zeroed memory, and drops chunks too large to keep. Pointer-free values are
-// cleared as bytes; the others through reflect, whose typed clear keeps the
-// garbage collector's view of the pointers right.
+// cleared as bytes; the others as pointer-sized words (clearPointerful), so
+// that no pointer of the last message survives in the pool.
 func (a *arena) reset() {
 	for _, i := range a.dirty {
 		s := &a.slabs[i]
-		p := slabPlans[i]
 		switch {
-		case uintptr(s.n)*p.size > maxKeptSlabBytes:
+		case uintptr(s.n)*s.size > maxKeptSlabBytes:
 			*s = slab{}
 			continue
-		case p.pointerFree:
-			clear(unsafe.Slice((*byte)(s.base), uintptr(s.used)*p.size))
+		case s.pointers:
+			clearPointerful(s.base, uintptr(s.used)*s.size)
 		default:
-			s.hdr.len = s.used
-			s.hold.Clear()
-			s.hdr.len = s.n
+			clear(unsafe.Slice((*byte)(s.base), uintptr(s.used)*s.size))
 		}
 		s.used, s.listed = 0, false
 	}
@@ -138,4 +134,17 @@ func (a *arena) reset() {
 		a.text = nil
 	}
 	a.text = a.text[:0]
+}
+
+// clearPointerful zeroes n bytes at p, a region of a heap chunk holding
+// values with pointers, n a multiple of the pointer size (a type with a
+// pointer is pointer-aligned, so its size is). Cleared as a slice of
+// pointers it is cleared as clear on a []T of those values is: clear on a
+// slice whose elements hold pointers compiles to one runtime call over its
+// bytes (memclrHasPointers), whose write barrier reads which words are
+// pointers from the heap's own record of the chunk, not from T. So it costs
+// what a typed clear costs, without reflect (reflect.Value.Clear) or a clear
+// function per type.
+func clearPointerful(p unsafe.Pointer, n uintptr) {
+	clear(unsafe.Slice((*unsafe.Pointer)(p), n/unsafe.Sizeof(p)))
 }

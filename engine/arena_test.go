@@ -2,7 +2,9 @@ package engine
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/prebid/openrtb/v20/openrtb2"
@@ -42,9 +44,7 @@ func TestArenaResetZeroes(t *testing.T) {
 			is[i], ss[i] = int64(i+1), "x"
 		}
 		a.reset()
-		s := &a.slabs[strs.slab]
-		require.Equal(t, s.n, s.hold.Len(), "the chunk whole again after its clear")
-		require.Zero(t, s.used)
+		require.Zero(t, a.slabs[strs.slab].used)
 	}
 	// Only what was handed out is cleared: a value past it, written
 	// through the chunk, is left (the contract is zeroed values handed out).
@@ -55,6 +55,45 @@ func TestArenaResetZeroes(t *testing.T) {
 	got := unsafe.Slice((*string)(s.base), s.n)
 	require.Equal(t, []string{"", ""}, got[:2])
 	require.Equal(t, "kept", got[s.n-1])
+}
+
+// TestArenaResetDropsPointers: after a reset no value handed out before it
+// holds a pointer, in memory or for the garbage collector: the values of a
+// pointerful slab read back zero (their pointers nil), and what they alone
+// pointed to is collected while the arena and its chunk live on.
+func TestArenaResetDropsPointers(t *testing.T) {
+	formats := planFor(reflect.TypeFor[[]openrtb2.Format]()).elem
+	require.False(t, formats.pointerFree)
+	var a arena
+	collected := make(chan struct{}, 4)
+	fill := func(n int) {
+		fs := unsafe.Slice((*openrtb2.Format)(a.alloc(formats, n)), n)
+		for i := range fs {
+			ext := make([]byte, 64)
+			runtime.AddCleanup(&ext[0], func(struct{}) { collected <- struct{}{} }, struct{}{})
+			fs[i] = openrtb2.Format{W: int64(i + 1), Ext: ext}
+		}
+	}
+	fill(3)
+	s := &a.slabs[formats.slab]
+	base := s.base
+	a.reset()
+	require.Equal(t, base, s.base, "the chunk kept")
+	require.Equal(t, make([]openrtb2.Format, 3), unsafe.Slice((*openrtb2.Format)(s.base), 3))
+	for n, gcs := 0, 0; n < 3; gcs++ {
+		require.Less(t, gcs, 100, "a value the slab pointed to is still reachable")
+		runtime.GC()
+		select {
+		case <-collected:
+			n++
+		case <-time.After(100 * time.Millisecond): // no assertion on time: GC again
+		}
+	}
+	runtime.KeepAlive(&a)
+	// Reused: the values handed out again are zero.
+	fs := unsafe.Slice((*openrtb2.Format)(a.alloc(formats, 3)), 3)
+	require.Equal(t, base, unsafe.Pointer(&fs[0]))
+	require.Equal(t, make([]openrtb2.Format, 3), fs)
 }
 
 // TestGrowthNext: next gives the capacities reflect's Value.Grow(1) gives a

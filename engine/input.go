@@ -101,9 +101,14 @@ type Input struct {
 
 	impIndex map[string]int
 	bidIndex map[string]int
-	// passed[i]: the per-bid gate running now has passed Bids[i] in this
-	// run, and no earlier gate had rejected it (see Passed).
-	passed []bool
+	// passedBy[i] == gateRun: the per-bid gate running now has passed
+	// Bids[i] in this run, and no earlier gate had rejected it (see
+	// Passed). gateRun numbers the per-bid gates' runs of this Input's
+	// Eval (0: none running), so that a run's set starts empty without a
+	// clear: what an earlier run wrote holds a smaller number. gateRuns is
+	// the last number given; reset keeps it.
+	passedBy          []uint32
+	gateRun, gateRuns uint32
 }
 
 // Now is the evaluation clock: the frozen instant in `check`; otherwise,
@@ -261,16 +266,35 @@ func (in *Input) FirstBidWithID(id string) int {
 // reads it for the bids it has kept so far; a bid the gate failed or
 // skipped, of another policy, or not yet judged is not passed. Outside a
 // gate's run (a test calling CheckBid itself) nothing is passed.
-func (in *Input) Passed(i int) bool { return i >= 0 && i < len(in.passed) && in.passed[i] }
+func (in *Input) Passed(i int) bool {
+	return in.gateRun != 0 && i >= 0 && i < len(in.passedBy) && in.passedBy[i] == in.gateRun
+}
 
-// startGate empties the passed set for a per-bid gate's run over n bids.
+// startGate starts a per-bid gate's run over n bids, its passed set empty;
+// endGate ends it.
 func (in *Input) startGate(n int) {
-	if cap(in.passed) < n {
-		in.passed = make([]bool, n)
-		return
+	if cap(in.passedBy) < n {
+		in.passedBy = make([]uint32, n)
 	}
-	in.passed = in.passed[:n]
-	clear(in.passed)
+	in.passedBy = in.passedBy[:n]
+	in.gateRuns++
+	if in.gateRuns == 0 {
+		// Wrapped: the numbers of earlier runs would come again.
+		clear(in.passedBy[:cap(in.passedBy)])
+		in.gateRuns = 1
+	}
+	in.gateRun = in.gateRuns
+}
+
+// endGate ends the per-bid gate's run: nothing is passed.
+func (in *Input) endGate() { in.gateRun = 0 }
+
+// pass records that the running gate passed bid i, which is standing when
+// no earlier gate rejected it (only a standing bid is passed).
+func (in *Input) pass(i int32, standing bool) {
+	if standing {
+		in.passedBy[i] = in.gateRun
+	}
 }
 
 // ResponseCur is the response currency, USD when absent.
@@ -281,11 +305,19 @@ func (in *Input) ResponseCur() string {
 	return in.Response.Cur
 }
 
+// reset empties in, keeping its storage. The Input is zeroed in place
+// and the storage put back, which costs a clear of it: a composite literal
+// assigned is built aside and then copied.
 func (in *Input) reset() {
-	clear(in.impIndex)
-	clear(in.bidIndex)
+	if len(in.impIndex) > 0 {
+		clear(in.impIndex)
+	}
+	if len(in.bidIndex) > 0 {
+		clear(in.bidIndex)
+	}
 	im, bi := in.impIndex, in.bidIndex
 	clear(in.Bids) // a pooled Eval keeps no pointer into released documents
-	bids, passed := in.Bids[:0], in.passed[:0]
-	*in = Input{Bids: bids, impIndex: im, bidIndex: bi, passed: passed}
+	bids, passedBy, gateRuns := in.Bids[:0], in.passedBy[:0], in.gateRuns
+	*in = Input{}
+	in.Bids, in.impIndex, in.bidIndex, in.passedBy, in.gateRuns = bids, im, bi, passedBy, gateRuns
 }

@@ -38,10 +38,13 @@ type Outcome struct {
 // under action: shadow and warn-mode hits do not count).
 func (o *Outcome) Passed() bool { return !o.Response.Rejected() && o.Kept == len(o.Bids) }
 
-// reset empties o, keeping its slices' capacity.
+// reset empties o, keeping its slices' capacity. o is zeroed in place and
+// the slices put back (see Input.reset).
 func (o *Outcome) reset() {
 	clear(o.Bids)
-	*o = Outcome{Gates: o.Gates[:0], Bids: o.Bids[:0], Rejected: o.Rejected[:0], Warned: o.Warned[:0], Skips: o.Skips[:0]}
+	gates, bids, rejected, warned, skips := o.Gates[:0], o.Bids[:0], o.Rejected[:0], o.Warned[:0], o.Skips[:0]
+	*o = Outcome{}
+	o.Gates, o.Bids, o.Rejected, o.Warned, o.Skips = gates, bids, rejected, warned, skips
 }
 
 // NumHits is the number of listed hits, Rejected and Warned together.

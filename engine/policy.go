@@ -96,6 +96,10 @@ type Policy struct {
 	origin   uint64
 	reusable bool
 	list     *gateList // Gates interned (nil: none, the default policy)
+	// results is the default policy's template: its gates' results
+	// before a run (initialResults), which a run copies in one go
+	// (Eval.results). Nil for a seat policy.
+	results []GateResult
 }
 
 // Snapshot is an immutable compiled configuration. Requests hold the
@@ -208,6 +212,7 @@ func CompileFrom(prev *Snapshot, cfg *config.Config, name string, data []byte, r
 	if len(cfg.Policy.Gates) == 0 {
 		s.Warnings = append(s.Warnings, "policy.gates is empty: every bid is forwarded unjudged")
 	}
+	def.results = initialResults(def)
 	s.Default = def
 	c.def = def
 	s.context = seatContext{name: name, def: def.Gates, shadow: def.Shadow, failFast: def.FailFast, defNamesOK: c.defNamesOK}

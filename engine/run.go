@@ -98,6 +98,9 @@ type Eval struct {
 	timed    bool // RunOptions.TimeGates
 	snap     *Snapshot
 	stop     string // reason later gates are skipped with
+	// gateStart is, when gates are timed, the reading the running gate's
+	// latency is measured from.
+	gateStart time.Time
 
 	sorter hitSorter
 }
@@ -240,6 +243,23 @@ func (e *Eval) groupByPolicy(upstream string) {
 	slices.SortFunc(e.order[1:], func(a, b policySpan) int { return int(a.first - b.first) })
 }
 
+// results appends the results of p's gates, each passed and not yet run,
+// and returns them. The default policy's are copied from its template
+// (Policy.results) in one go; a seat policy's, which has no template (one
+// per seat would cost its gates' results in memory for every seat), are
+// written one by one.
+func (e *Eval) results(p *Policy) []GateResult {
+	n := len(e.Out.Gates)
+	if p.results != nil {
+		e.Out.Gates = append(e.Out.Gates, p.results...)
+	} else {
+		for _, g := range p.Gates {
+			e.result(p, g)
+		}
+	}
+	return e.Out.Gates[n:]
+}
+
 // result appends gate g's result, passed until the run says otherwise. The
 // slot is written field by field: a composite literal appended is built on
 // the stack and then copied.
@@ -256,6 +276,16 @@ func (e *Eval) result(p *Policy, g *GateEntry) *GateResult {
 	return r
 }
 
+// initialResults returns what result gives for each of p's gates: p's
+// template.
+func initialResults(p *Policy) []GateResult {
+	rs := make([]GateResult, len(p.Gates))
+	for i, g := range p.Gates {
+		rs[i] = GateResult{Policy: p.Key, Name: g.Name, Mode: g.Mode.String(), Passed: true, Entry: g}
+	}
+	return rs
+}
+
 func skipped(r *GateResult, reason string) {
 	r.Skipped, r.Reason = true, reason
 }
@@ -263,8 +293,9 @@ func skipped(r *GateResult, reason string) {
 func (e *Eval) runEmpty() {
 	sp := &e.order[0]
 	p := sp.p
-	for _, g := range p.Gates {
-		r := e.result(p, g)
+	rs := e.results(p)
+	for k, g := range p.Gates {
+		r := &rs[k]
 		switch {
 		case g.Mode == Off:
 			skipped(r, ReasonOff)
@@ -284,8 +315,9 @@ func (e *Eval) runTooMany() {
 	e.responseHit(nil, GateBidsLimit, Reject(ReasonBidsLimit, LossInvalidBidResponse, NBRResponseRejectedGeneral), true)
 	for i := range e.order {
 		p := e.order[i].p
-		for _, g := range p.Gates {
-			r := e.result(p, g)
+		rs := e.results(p)
+		for k, g := range p.Gates {
+			r := &rs[k]
 			if g.Mode == Off {
 				skipped(r, ReasonOff)
 				continue
@@ -297,18 +329,22 @@ func (e *Eval) runTooMany() {
 
 func (e *Eval) failFast(p *Policy) bool { return p.FailFast && !e.all }
 
+// runPolicy runs the span's policy. As runBids, it keeps little in
+// registers across the gates' calls: failFast is read once the response
+// failed, and a timed gate's start is in memory (Eval.gateStart).
 func (e *Eval) runPolicy(sp *policySpan) {
 	p := sp.p
 	in := &e.In
-	ff := e.failFast(e.snap.Default)
 	// Timed, one clock read per gate run: the end of one gate is the start
 	// of the next, its latency's origin and the instant of its deadline
 	// check. Untimed, the deadline checks use the last reading, taken at
 	// most clockEvery units of judging ago (a guard, which reads the
 	// deadline itself, gets a fresh one when any judging came before it).
-	start := in.readClock()
-	for _, g := range p.Gates {
-		r := e.result(p, g)
+	e.gateStart = in.readClock()
+	rs := e.results(p)
+	rs = rs[:len(p.Gates)]
+	for k, g := range p.Gates {
+		r := &rs[k]
 		// A gate in mode off is reported as off whatever stopped the run
 		// before it: it would never have run.
 		if g.Mode == Off {
@@ -319,7 +355,7 @@ func (e *Eval) runPolicy(sp *policySpan) {
 			skipped(r, e.stop)
 			continue
 		}
-		if ff && e.Out.Response.Failed() {
+		if e.Out.Response.Failed() && e.failFast(e.snap.Default) {
 			skipped(r, ReasonSkipFailFast)
 			continue
 		}
@@ -345,8 +381,8 @@ func (e *Eval) runPolicy(sp *policySpan) {
 		}
 		if e.timed {
 			end := in.readClock()
-			r.LatencyNs = int64(end.Sub(start))
-			start = end
+			r.LatencyNs = int64(end.Sub(e.gateStart))
+			e.gateStart = end
 		}
 	}
 }
@@ -397,59 +433,75 @@ const clockEvery = 64
 
 // runBids runs per-bid gate g on the span's bids. A verdict is read by its
 // state alone until it fails or skips (the usual pass costs no copy of it),
-// and the passed set is emptied on each way out.
+// and the gate's run ends on each way out (endGate).
+//
+// The gate's call clobbers every register, and what the loop keeps in
+// registers is restored after it: the loop keeps little. The bids, verdicts
+// and passed set are read through e; failFast is read for a failed bid
+// only; the bids judged are counted after the loop (the span's bids but
+// those skipped, by failFast or by the gate: Out.Skips' new entries); the
+// rest is in memory (bidRun), touched on a skip.
 func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 	in := &e.In
 	if skip := g.bid.Prepare(in); skip != "" {
 		skipped(r, skip)
 		return
 	}
-	ff := e.failFast(sp.p)
-	judged, dead := 0, 0
-	firstSkip := ""
 	in.startGate(len(in.Bids))
-	bids, verdicts, passed := in.Bids, e.Out.Bids, in.passed
-	for _, i := range e.bidsOf(sp) {
-		standing := !verdicts[i].Failed()
-		if ff && !standing {
-			dead++
+	run := bidRun{skips: len(e.Out.Skips)}
+	for k := sp.lo; k < sp.hi; k++ {
+		i := e.byPolicy[k]
+		if e.Out.Bids[i].Failed() && e.failFast(sp.p) {
+			run.dead++
 			continue
 		}
 		if in.work(1) {
-			in.startGate(0)
+			in.endGate()
 			e.timeout(g, r)
 			return
 		}
-		v := g.bid.CheckBid(in, &bids[i])
+		v := g.bid.CheckBid(in, &in.Bids[i])
 		switch v.state {
 		case stateSkip:
-			// Not passed: startGate left passed[i] false.
-			why, _ := v.Details.(string)
-			e.Out.Skips = append(e.Out.Skips, BidSkip{Gate: g.Name, Why: why})
-			if firstSkip == "" {
-				firstSkip = v.Reason
-			}
-			continue
+			// Not passed.
+			run.skip(e, g, &v)
 		case stateFail:
 			if r.Passed {
 				r.Passed, r.Reason, r.Details = false, v.Reason, v.Details
 			}
 			e.bidHit(sp.p, g, int(i), v)
 		default:
-			passed[i] = standing
+			// Passed, and standing when no earlier gate rejected it (the
+			// gate cannot reach the verdicts).
+			in.pass(i, !e.Out.Bids[i].Failed())
 		}
-		judged++
 	}
-	in.startGate(0)
-	if judged == 0 {
+	in.endGate()
+	if judged := int(sp.hi-sp.lo) - run.dead - (len(e.Out.Skips) - run.skips); judged == 0 {
 		switch {
-		case firstSkip != "":
-			skipped(r, firstSkip)
-		case dead > 0:
+		case run.firstSkip != "":
+			skipped(r, run.firstSkip)
+		case run.dead > 0:
 			skipped(r, ReasonSkipFailFast)
 		default:
 			skipped(r, ReasonNoBids)
 		}
+	}
+}
+
+// bidRun is what runBids counts besides the passes.
+type bidRun struct {
+	dead      int    // bids not judged: rejected before, under failFast
+	skips     int    // len(Out.Skips) when the gate began
+	firstSkip string // the reason of the gate's first skip
+}
+
+// skip records gate g's skip v of a bid.
+func (run *bidRun) skip(e *Eval, g *GateEntry, v *Verdict) {
+	why, _ := v.Details.(string)
+	e.Out.Skips = append(e.Out.Skips, BidSkip{Gate: g.Name, Why: why})
+	if run.firstSkip == "" {
+		run.firstSkip = v.Reason
 	}
 }
 

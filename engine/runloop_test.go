@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/bidguard/bidguard/config"
 )
 
@@ -417,9 +419,40 @@ func TestScopeStartResetsEveryField(t *testing.T) {
 	e := &Eval{snap: &Snapshot{Default: &Policy{Key: "default"}}}
 	p, g, r := &Policy{Key: "seat", FailFast: true}, &GateEntry{Name: "g"}, &GateResult{}
 	bids := []int32{1, 2}
+	s := leftOverScope(t)
+	hitBid, pending, values := s.hitBid, s.pending, s.values
+	s.start(e, p, bids, g, r)
+	want := Scope{e: e, p: p, bids: bids, g: g, r: r, failFast: true, responseLevel: false,
+		hitBid: hitBid, pending: pending[:0], values: values}
+	if !reflect.DeepEqual(*s, want) {
+		t.Fatalf("after start:\n%+v\nwant\n%+v", *s, want)
+	}
+	if pending[0] != (pendingHit{}) {
+		t.Fatal("start keeps the pending hits of the gate before")
+	}
+}
+
+// TestScopeResetResetsEveryField: reset leaves nothing but the storage of
+// hitBid, pending and the values, emptied.
+func TestScopeResetResetsEveryField(t *testing.T) {
+	s := leftOverScope(t)
+	hitBid, pending := s.hitBid, s.pending
+	s.reset()
+	var values ScanValues
+	values.reset()
+	want := Scope{hitBid: hitBid[:0], pending: pending[:0], values: values}
+	if !reflect.DeepEqual(*s, want) {
+		t.Fatalf("after reset:\n%+v\nwant\n%+v", *s, want)
+	}
+	if pending[0] != (pendingHit{}) {
+		t.Fatal("reset keeps the pending hits")
+	}
+}
+
+// leftOverScope returns a Scope with every field set: each bool true, each
+// string, slice and pointer non-nil, the verdict failed, the values built.
+func leftOverScope(t *testing.T) *Scope {
 	var s Scope
-	// Every field set: each bool true, each string, slice and pointer
-	// non-nil, the verdict failed.
 	v := reflect.ValueOf(&s).Elem()
 	for i := range v.NumField() {
 		f := v.Field(i)
@@ -446,14 +479,113 @@ func TestScopeStartResetsEveryField(t *testing.T) {
 			t.Fatalf("field %s: a kind the test does not know: %s", v.Type().Field(i).Name, f.Kind())
 		}
 	}
-	hitBid, pending, values := s.hitBid, s.pending, s.values
-	s.start(e, p, bids, g, r)
-	want := Scope{e: e, p: p, bids: bids, g: g, r: r, failFast: true, responseLevel: false,
-		hitBid: hitBid, pending: pending[:0], values: values}
-	if !reflect.DeepEqual(s, want) {
-		t.Fatalf("after start:\n%+v\nwant\n%+v", s, want)
+	s.pending[0] = pendingHit{bid: 1, v: Reject("left over", 1, 2)}
+	return &s
+}
+
+// TestResultsAreResult: the results a run begins a policy with are those
+// result writes gate by gate, copied from the default policy's template or
+// written for a seat policy, over slots a previous run left dirty.
+func TestResultsAreResult(t *testing.T) {
+	c := loopCase{yaml: `policy:
+  gates:
+    - {gate: pguard, name: g0}
+    - {gate: pbid, name: g1, mode: warn}
+    - {gate: presp, name: g2, mode: off}
+    - {gate: pscan, name: g3}
+seats:
+  s1:
+    addGates:
+      - {gate: pbid, name: g4, mode: warn}
+`}
+	snap := compileLoopCase(t, c, &loopLog{})
+	require.NotNil(t, snap.Default.results)
+	require.Len(t, snap.policies, 2)
+	for _, p := range snap.policies {
+		require.Equal(t, p == snap.Default, p.results != nil, p.Key)
+		var want Eval
+		for _, g := range p.Gates {
+			want.result(p, g)
+		}
+		dirty := GateResult{Policy: "x", Name: "x", Mode: "x", Skipped: true, Reason: "x", LatencyNs: 1, Details: 1, Entry: &GateEntry{}}
+		var e Eval
+		e.Out.Gates = append(e.Out.Gates, dirty, dirty)
+		for range p.Gates {
+			e.Out.Gates = append(e.Out.Gates, dirty)
+		}
+		e.Out.Gates = e.Out.Gates[:1]
+		got := e.results(p)
+		require.Equal(t, want.Out.Gates, got, p.Key)
+		require.Len(t, e.Out.Gates, 1+len(p.Gates))
+		require.Equal(t, dirty, e.Out.Gates[0], "the results before kept")
 	}
-	if pending[0] != (pendingHit{}) {
-		t.Fatal("start keeps the pending hits of the gate before")
-	}
+}
+
+// TestPassedSetNumbers: a per-bid gate's run starts with nothing passed
+// though no one cleared what earlier runs passed, across an Input's reset
+// too (which keeps the count of runs), and when the run numbers wrap.
+func TestPassedSetNumbers(t *testing.T) {
+	var in Input
+	in.Bids = make([]Bid, 3)
+	in.startGate(3)
+	in.pass(0, true)
+	in.pass(1, false)
+	require.True(t, in.Passed(0))
+	require.False(t, in.Passed(1), "not standing: not passed")
+	in.endGate()
+	require.False(t, in.Passed(0), "outside a run")
+	in.startGate(3)
+	require.False(t, in.Passed(0), "an earlier run's pass")
+	in.pass(2, true)
+	in.endGate()
+	runs := in.gateRuns
+	in.reset()
+	require.Equal(t, runs, in.gateRuns)
+	in.Bids = make([]Bid, 3)
+	in.startGate(3)
+	require.False(t, in.Passed(2), "a pass before the reset")
+	in.endGate()
+	// The number after the last is 0, which means no run: the set is
+	// cleared and numbering starts again at 1, which an entry of run 1,
+	// long ago, may hold.
+	in.gateRuns = ^uint32(0) - 1
+	in.startGate(3)
+	in.pass(0, true)
+	in.endGate()
+	in.passedBy[2] = 1
+	in.startGate(3)
+	require.Equal(t, uint32(1), in.gateRun)
+	require.False(t, in.Passed(2), "wrapped: cleared")
+	require.False(t, in.Passed(0))
+}
+
+// TestResetsAreTheLiterals: Input.reset and Outcome.reset, which zero in
+// place and put the storage back, leave what assigning the literal of the
+// kept storage left, after a run that set their fields.
+func TestResetsAreTheLiterals(t *testing.T) {
+	c := genLoopCase([]byte("\x01\x01\x05\x00\x00\x03ppf\x01\x02\x02\x01\x01\x01\x00\x03sfp\x00\x20\x00\x01\x02\x00\x01\x02\x01\x00\x09"))
+	log := &loopLog{}
+	snap := compileLoopCase(t, c, log)
+	e := AcquireEval()
+	defer ReleaseEval(e)
+	require.NoError(t, e.DecodeRequest([]byte(`{"id":"r","imp":[{"id":"1"}]}`)))
+	require.NoError(t, e.DecodeResponse([]byte(c.resp), 1000))
+	e.SetLatency(3)
+	e.In.FreezeClock(time.Unix(1, 0))
+	e.Run(snap, RunOptions{All: true, TimeGates: true})
+	require.NotEmpty(t, e.Out.Gates)
+	e.In.impIndex, e.In.bidIndex = map[string]int{"x": 1}, map[string]int{"y": 2}
+	e.In.startGate(len(e.In.Bids))
+
+	in := e.In
+	clear(in.impIndex)
+	clear(in.bidIndex)
+	want := Input{Bids: in.Bids[:0], impIndex: in.impIndex, bidIndex: in.bidIndex, passedBy: in.passedBy[:0], gateRuns: in.gateRuns}
+	e.In.reset()
+	require.Equal(t, want, e.In)
+
+	o := e.Out
+	wantOut := Outcome{Gates: o.Gates[:0], Bids: o.Bids[:0], Rejected: o.Rejected[:0], Warned: o.Warned[:0], Skips: o.Skips[:0]}
+	e.Out.reset()
+	require.Equal(t, wantOut, e.Out)
 }

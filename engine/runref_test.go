@@ -124,7 +124,7 @@ func (e *Eval) refRunBids(sp *policySpan, g *GateEntry, r *GateResult) {
 	judged, dead := 0, 0
 	firstSkip := ""
 	in.startGate(len(in.Bids))
-	defer in.startGate(0)
+	defer in.endGate()
 	for _, i := range e.bidsOf(sp) {
 		bv := &e.Out.Bids[i]
 		if ff && bv.Failed() {
@@ -137,7 +137,7 @@ func (e *Eval) refRunBids(sp *policySpan, g *GateEntry, r *GateResult) {
 		}
 		standing := !bv.Failed()
 		v := g.bid.CheckBid(in, &in.Bids[i])
-		in.passed[i] = standing && !v.Failed() && !v.Skipped()
+		in.pass(i, standing && !v.Failed() && !v.Skipped())
 		switch {
 		case v.Skipped():
 			why, _ := v.Details.(string)
