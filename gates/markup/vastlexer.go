@@ -426,6 +426,18 @@ func checkChars(s string) (valid, ascii bool) {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	var high uint64 // bit 7 of a byte set: not ASCII
 	i := 0
+	// Sixteen bytes a step, then eight: one test of the two words.
+	for ; i+16 <= len(s); i += 16 {
+		b := s[i : i+16]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		v := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
+			uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
+		high |= w | v
+		if ((w-0x20*lo)&^w|(v-0x20*lo)&^v)&hi != 0 && !validControls(b) {
+			return false, false
+		}
+	}
 	for ; i+8 <= len(s); i += 8 {
 		b := s[i : i+8]
 		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
