@@ -11,6 +11,7 @@ package markup
 // allocation-free.
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode/utf8"
 )
@@ -270,18 +271,34 @@ func validText(t string) bool {
 	}
 }
 
-// shortText is the length up to which plainShort reads a text byte by
-// byte rather than through IndexByte calls, whose fixed cost is more.
+// shortText is the length up to which plainShort reads a text itself
+// rather than through IndexByte calls, whose fixed cost is more.
 const shortText = 16
 
 // plainShort reports a text holding neither '&' nor c: valid as it is.
+// One of 8 to 16 bytes is read as two words that overlap, one under 8 (or,
+// from other callers, over 16) byte by byte.
 func plainShort(t string, c byte) bool {
+	if n := len(t); n >= 8 && n <= 16 {
+		x := binary.LittleEndian.Uint64([]byte(t[:8]))
+		y := binary.LittleEndian.Uint64([]byte(t[n-8:]))
+		return equalBytes(x, '&')|equalBytes(x, c)|equalBytes(y, '&')|equalBytes(y, c) == 0
+	}
 	for i := 0; i < len(t); i++ {
 		if t[i] == '&' || t[i] == c {
 			return false
 		}
 	}
 	return true
+}
+
+// equalBytes returns the high bit of each byte of x equal to c, exact per
+// byte: the low seven bits of a byte of x^c are added to 0x7f without a
+// carry out of the byte.
+func equalBytes(x uint64, c byte) uint64 {
+	const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
+	y := x ^ ones*uint64(c)
+	return ^((y&low7 + low7) | y) & (ones * 0x80)
 }
 
 // startTag reads a start tag's name, after its '<'.
