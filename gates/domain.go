@@ -53,28 +53,15 @@ func normalizeDomain(s string) (d string, ok bool) { return normalizeTrimmed(tri
 // normalizeTrimmed is normalizeDomain on s that trimSpace already trimmed
 // (the per-bid gates trim an entry first to skip a blank one).
 func normalizeTrimmed(s string) (d string, ok bool) {
-	// One pass: every byte ASCII, none upper-case, and whether a label may
-	// start with "xn--" (an 'x' at the start of a label).
-	ascii, lower, x := true, true, false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x80 {
-			ascii = false
-			break
-		}
-		if 'A' <= c && c <= 'Z' {
-			lower = false
-		}
-		if c == 'x' && (i == 0 || s[i-1] == '.') {
-			x = true
-		}
-	}
-	if ascii {
-		if !lower {
+	// One pass: whether every byte is ASCII, none upper-case, and whether
+	// one is an 'x' (without one, no label starts with "xn--").
+	f := nameBits(s)
+	if f&nameHigh == 0 {
+		if f&nameUpper != 0 {
 			s = strings.ToLower(s)
-			x = true // the 'x' may have been an 'X': hasPunycodeLabel decides
+			f |= nameX // the 'x' may have been an 'X': hasPunycodeLabel decides
 		}
-		if !x || !hasPunycodeLabel(s) {
+		if f&nameX == 0 || !hasPunycodeLabel(s) {
 			return s, true
 		}
 		// Each "xn--" label must decode to a valid Unicode label whose
@@ -90,6 +77,45 @@ func normalizeTrimmed(s string) (d string, ok bool) {
 	}
 	d, err := domainProfile.ToASCII(s)
 	return d, err == nil
+}
+
+// nameClass classifies the bytes of a name for normalizeTrimmed.
+var nameClass = func() (t [256]uint8) {
+	for c := range 256 {
+		b := byte(c)
+		switch {
+		case b >= 0x80:
+			t[c] = nameHigh
+		case 'A' <= b && b <= 'Z':
+			t[c] = nameUpper
+		}
+		if b == 'x' {
+			t[c] |= nameX
+		}
+	}
+	return t
+}()
+
+// The bits of nameClass.
+const (
+	nameHigh  = 1 << iota // not ASCII
+	nameUpper             // an ASCII upper-case letter
+	nameX                 // 'x'
+)
+
+// nameBits ors the nameClass bits of s's bytes, four a step (a byte at a
+// time costs about twice as many instructions a byte).
+func nameBits(s string) uint8 {
+	var f uint8
+	i := 0
+	for ; i+4 <= len(s); i += 4 {
+		w := s[i : i+4]
+		f |= nameClass[w[0]] | nameClass[w[1]] | nameClass[w[2]] | nameClass[w[3]]
+	}
+	for ; i < len(s); i++ {
+		f |= nameClass[s[i]]
+	}
+	return f
 }
 
 // trimSpace is strings.TrimSpace, which it calls only when s begins or

@@ -9,7 +9,9 @@ import (
 // The domain readings as they were before normalizeDomain and isHostname
 // read a name in one pass, the gates trimmed with trimSpace and isASCII
 // read words: the reference of TestDomainReadingsDifferential and
-// FuzzDomainReadingsDifferential.
+// FuzzDomainReadingsDifferential. With them, normalizeTrimmed as it was
+// before it read four bytes a step through a table
+// (bytewiseNormalizeTrimmed).
 
 func refNormalizeDomain(s string) (d string, ok bool) {
 	s = strings.TrimSpace(s)
@@ -65,6 +67,40 @@ func refIsHostname(d string) bool {
 	return labels >= 2 && (isLetters(last) || strings.HasPrefix(last, "xn--"))
 }
 
+// bytewiseNormalizeTrimmed is normalizeTrimmed read byte by byte.
+func bytewiseNormalizeTrimmed(s string) (d string, ok bool) {
+	ascii, lower, x := true, true, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+		if 'A' <= c && c <= 'Z' {
+			lower = false
+		}
+		if c == 'x' && (i == 0 || s[i-1] == '.') {
+			x = true
+		}
+	}
+	if ascii {
+		if !lower {
+			s = strings.ToLower(s)
+			x = true
+		}
+		if !x || !hasPunycodeLabel(s) {
+			return s, true
+		}
+		a, err := domainProfile.ToASCII(s)
+		return s, err == nil && a == s
+	}
+	if !utf8.ValidString(s) {
+		return s, false
+	}
+	d, err := domainProfile.ToASCII(s)
+	return d, err == nil
+}
+
 // refMatch is domainSet.match before it skipped the lengths of no member.
 func refMatch(s domainSet, d string) (string, bool) {
 	d = trimDot(d)
@@ -97,6 +133,13 @@ func checkDomainReadings(t *testing.T, s string) {
 	wd, wok := refNormalizeDomain(s)
 	if d != wd || ok != wok {
 		t.Fatalf("normalizeDomain(%q) = %q, %v; want %q, %v", s, d, ok, wd, wok)
+	}
+	for _, name := range []string{s, trimSpace(s)} {
+		d, ok := normalizeTrimmed(name)
+		wd, wok := bytewiseNormalizeTrimmed(name)
+		if d != wd || ok != wok {
+			t.Fatalf("normalizeTrimmed(%q) = %q, %v; want %q, %v", name, d, ok, wd, wok)
+		}
 	}
 	if got, want := isHostname(s), refIsHostname(s); got != want {
 		t.Fatalf("isHostname(%q) = %v, want %v", s, got, want)
@@ -136,6 +179,8 @@ var domainSeeds = []string{
 	"\x7fbrand.com", "brand.com\x7f", "!brand~", "~", "!",
 	"abcdefg.xn--bcher-kva.de", "abcdefgh.xn--zz", "abcdefgx.xn--zz", "abcdefg.Xn--p1ai", "abcdefghijklmno.xn--p1ai",
 	"abcdefghijklmnop.xn--", "abcdefgh.ijklmnox", "abcdefg.xn--aa-.com", "abcdefg.xn--", "abcdefghijklmno.xn--.de", "a.cdefghxn--zz.com", "abcdefghijkLmnop.com", "abcdefgh\xc3\xa9.com",
+	"a,b.com", "a/b.com", "a:b.com", "a@b.com", "a[b.com", "a`b.com", "a{b.com", "abcdefg,hij.com", "abcdefghij/k.com",
+	"abcdefgh:.com", "ABCDEFGHIJ.COM", "abcdefgh.com`", "abcdefgh.co{", "abcdefgH.com", "ab.cd.ef.gh.ij.kl", "abcdefgx.cdefghxn--p1ai",
 	"blocked-advertiser.com", "blocked-advertiser.co\x80", "blocked-\xc3\xa9dvertiser.com", "abcdefg\xff", "abcdefgh\xff",
 }
 

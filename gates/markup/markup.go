@@ -2,6 +2,7 @@ package markup
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -124,7 +125,30 @@ var analyses = sync.Pool{New: func() any { return new(analysis) }}
 // InsecureURL reports whether a URL, character references and
 // percent-encoding undone, has the http scheme as the WHATWG URL parser
 // reads it.
-func InsecureURL(u string) bool { return hasScheme(u, "http:") }
+func InsecureURL(u string) bool {
+	// Most URLs begin "https:" or "http:", in any case: their first bytes
+	// tell, with no space or control before the scheme, no tab, CR or LF in
+	// it and no '&' or '%' before its ':' for hasScheme to read past. Any
+	// other URL is read the long way.
+	if len(u) >= 6 && httpHead(u) {
+		switch u[4] {
+		case ':':
+			return true
+		case 's', 'S':
+			if u[5] == ':' {
+				return false
+			}
+		}
+	}
+	return hasScheme(u, "http:")
+}
+
+// httpHead reports whether u, of four bytes or more, begins "http" in any
+// case: a byte or'ed with 0x20 is 'h' only for 'h' and 'H', and so on.
+func httpHead(u string) bool {
+	const http = 'h' | 't'<<8 | 't'<<16 | 'p'<<24
+	return binary.LittleEndian.Uint32([]byte(u[:4]))|0x20202020 == http
+}
 
 // analysis is the state of one reading of a creative.
 type analysis struct {

@@ -10,7 +10,8 @@ import (
 
 // sameURLSchemes fails when the schemeIs shortcut changes what
 // javascriptURL or dataDocument give for u: what they give reading the
-// cleaned URL, the reference.
+// cleaned URL, the reference; or when escapedHead, or InsecureURL's reading
+// of "http:" and "https:" heads, changes what hasSchemeRef gives.
 func sameURLSchemes(t *testing.T, u string) {
 	t.Helper()
 	code, ok := javascriptURL(u)
@@ -21,7 +22,9 @@ func sameURLSchemes(t *testing.T, u string) {
 	wantDoc, wantOK := cleanDataDocument(u)
 	require.Equal(t, wantOK, ok, "%q", u)
 	require.Equal(t, string(wantDoc), string(doc), "%q", u)
-	require.Equal(t, hasSchemeRef(u, "http:"), hasScheme(u, "http:"), "%q", u)
+	insecure := hasSchemeRef(u, "http:")
+	require.Equal(t, insecure, hasScheme(u, "http:"), "%q", u)
+	require.Equal(t, insecure, InsecureURL(u), "InsecureURL(%q)", u)
 }
 
 // hasSchemeRef is hasScheme as it was before escapedHead: the reference.
@@ -48,7 +51,8 @@ func hasSchemeRef(u, scheme string) bool {
 func urlSchemeSpellings() []string {
 	var out []string
 	for _, base := range []string{"javascript:a()", "data:text/html,<script>a()</script>", "JavaScript:a()", "DATA:text/html;base64,PHA+", "https://x.example/",
-		"http://x.example/?a=%68&b=&amp;", "h%74tp://x", "h&#116;tp://x", "ht&amp;#116;p:x", "h%2574tp://x", "&#104;ttp&colon;//x", "x/y%3A:http:"} {
+		"http://x.example/?a=%68&b=&amp;", "h%74tp://x", "h&#116;tp://x", "ht&amp;#116;p:x", "h%2574tp://x", "&#104;ttp&colon;//x", "x/y%3A:http:",
+		"HTTPS://x", "hTtPs:", "httpS:x", "http:", "HTTP:x", "https", "httpx:", "https%3A//x", "http&colon;//x", "httpss:", "http\u017f:"} {
 		out = append(out, base, strings.ToUpper(base), "javaſcript:a()", "\u212aavascript:a()", "dat\u0430:text/html,x")
 		for i := 0; i <= len(base); i++ {
 			for _, ins := range []string{"\t", "\n", "\r", " ", "\x00", "\x01", "\x7f", "\u00a0", "%", "&"} {

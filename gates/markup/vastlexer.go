@@ -11,6 +11,7 @@ package markup
 // allocation-free.
 
 import (
+	"encoding/binary"
 	"strings"
 	"unicode/utf8"
 )
@@ -270,18 +271,34 @@ func validText(t string) bool {
 	}
 }
 
-// shortText is the length up to which plainShort reads a text byte by
-// byte rather than through IndexByte calls, whose fixed cost is more.
+// shortText is the length up to which plainShort reads a text itself
+// rather than through IndexByte calls, whose fixed cost is more.
 const shortText = 16
 
 // plainShort reports a text holding neither '&' nor c: valid as it is.
+// One of 8 to 16 bytes is read as two words that overlap, one under 8 (or,
+// from other callers, over 16) byte by byte.
 func plainShort(t string, c byte) bool {
+	if n := len(t); n >= 8 && n <= 16 {
+		x := binary.LittleEndian.Uint64([]byte(t[:8]))
+		y := binary.LittleEndian.Uint64([]byte(t[n-8:]))
+		return equalBytes(x, '&')|equalBytes(x, c)|equalBytes(y, '&')|equalBytes(y, c) == 0
+	}
 	for i := 0; i < len(t); i++ {
 		if t[i] == '&' || t[i] == c {
 			return false
 		}
 	}
 	return true
+}
+
+// equalBytes returns the high bit of each byte of x equal to c, exact per
+// byte: the low seven bits of a byte of x^c are added to 0x7f without a
+// carry out of the byte.
+func equalBytes(x uint64, c byte) uint64 {
+	const ones, low7 = 0x0101010101010101, 0x7f7f7f7f7f7f7f7f
+	y := x ^ ones*uint64(c)
+	return ^((y&low7 + low7) | y) & (ones * 0x80)
 }
 
 // startTag reads a start tag's name, after its '<'.
@@ -426,6 +443,18 @@ func checkChars(s string) (valid, ascii bool) {
 	const lo, hi = 0x0101010101010101, 0x8080808080808080
 	var high uint64 // bit 7 of a byte set: not ASCII
 	i := 0
+	// Sixteen bytes a step, then eight: one test of the two words.
+	for ; i+16 <= len(s); i += 16 {
+		b := s[i : i+16]
+		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+			uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+		v := uint64(b[8]) | uint64(b[9])<<8 | uint64(b[10])<<16 | uint64(b[11])<<24 |
+			uint64(b[12])<<32 | uint64(b[13])<<40 | uint64(b[14])<<48 | uint64(b[15])<<56
+		high |= w | v
+		if ((w-0x20*lo)&^w|(v-0x20*lo)&^v)&hi != 0 && !validControls(b) {
+			return false, false
+		}
+	}
 	for ; i+8 <= len(s); i += 8 {
 		b := s[i : i+8]
 		w := uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
