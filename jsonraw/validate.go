@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest nesting Validate accepts: at most this many
@@ -426,12 +427,14 @@ func ShortNumber(x uint64) int {
 // with what it noticed in the string added.
 func scanString(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
 	j := i + 1
+	last := len(data) - 8 // the last index a word may be read at
 	for j < len(data) {
 		// Eight bytes at a time, to the first that needs attention, a
 		// closing quote there told from the word itself (not by loading
-		// the byte found); the last few byte by byte.
-		for j <= len(data)-8 {
-			x := binary.LittleEndian.Uint64(data[j:])
+		// the byte found); the last few byte by byte. The words are
+		// read unchecked: 0 < j <= last.
+		for j <= last {
+			x := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), j))[:])
 			if m := specialBytes(x); m != 0 {
 				j += bits.TrailingZeros64(m) >> 3
 				// The lowest byte of m is exact, and so is a quote

@@ -1,16 +1,18 @@
 package jsonraw
 
 // The validating pass as it was before the open container's kind was kept
-// in a variable and the white space after a value was told by one
-// comparison: the reference the differential tests hold validate to
+// in a variable, the white space after a value was told by one comparison
+// and the string scan read its words unchecked: the reference the differential tests hold validate to
 // (TestValidateAgreesWithBefore, FuzzValidateAgreesWithBefore).
 
 import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"math/bits"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/require"
 )
@@ -105,7 +107,7 @@ value:
 				i += n
 			} else {
 				var err *Error
-				if i, bad, err = scanString(data, i, bad); err != nil {
+				if i, bad, err = refScanString(data, i, bad); err != nil {
 					return toks, Doc{}, err
 				}
 			}
@@ -199,7 +201,7 @@ func refMember(data []byte, i int, bad docFlags) (keyEnd, next int, _ docFlags, 
 		}
 		return 0, i, bad, syntaxError(i, "unexpected "+quoteByte(data[i])+" where an object key belongs")
 	}
-	keyEnd, bad, err := scanString(data, i, bad)
+	keyEnd, bad, err := refScanString(data, i, bad)
 	if err != nil {
 		return 0, keyEnd, bad, err
 	}
@@ -208,6 +210,81 @@ func refMember(data []byte, i int, bad docFlags) (keyEnd, next int, _ docFlags, 
 		return keyEnd, i, bad, syntaxError(i, "missing ':' after an object key")
 	}
 	return keyEnd, refSkipSpace(data, i+1), bad, nil
+}
+
+// refScanString is scanString as it was: it returns the index just past
+// the string at data[i] and bad with what it noticed in the string added.
+func refScanString(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
+	j := i + 1
+	for j < len(data) {
+		// Eight bytes at a time, to the first that needs attention, a
+		// closing quote there told from the word itself (not by loading
+		// the byte found); the last few byte by byte.
+		for j <= len(data)-8 {
+			x := binary.LittleEndian.Uint64(data[j:])
+			if m := specialBytes(x); m != 0 {
+				j += bits.TrailingZeros64(m) >> 3
+				// The lowest byte of m is exact, and so is a quote
+				// there in quoteBytes (no borrow from below it).
+				low := m & -m
+				if low&quoteBytes(x) != 0 {
+					return j + 1, bad, nil
+				}
+				// The usual escapes, of a quote, a slash or a
+				// backslash, without leaving the loop.
+				if low&backslashBytes(x) != 0 && j+1 < len(data) {
+					if e := data[j+1]; e == '"' || e == '/' || e == '\\' {
+						bad |= escaped
+						j += 2
+						continue
+					}
+				}
+				break
+			}
+			j += 8
+		}
+		if j+8 > len(data) {
+			for j < len(data) && plainString[data[j]] {
+				j++
+			}
+			if j >= len(data) {
+				break
+			}
+		}
+		switch c := data[j]; {
+		case c == '"':
+			return j + 1, bad, nil
+		case c == '\\':
+			bad |= escaped
+			if j+1 >= len(data) {
+				return j, bad, syntaxError(j, "unexpected end of input")
+			}
+			switch data[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				r := Hex4(data, j+2)
+				if r < 0 {
+					return j, bad, syntaxError(j, `invalid \u escape`)
+				}
+				if r >= 0xd800 && r <= 0xdfff {
+					bad |= surrogate
+				}
+				j += 6
+			default:
+				return j, bad, syntaxError(j, "invalid escape "+quoteByte(data[j+1]))
+			}
+		case c < 0x20:
+			return j, bad, syntaxError(j, "control character in a string")
+		default:
+			r, w := utf8.DecodeRune(data[j:])
+			if r == utf8.RuneError && w == 1 {
+				bad |= badUTF8
+			}
+			j += w
+		}
+	}
+	return j, bad, syntaxError(j, "unexpected end of input in a string")
 }
 
 // checkValidateAgrees compares validate with refValidate on data: the
