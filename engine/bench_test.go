@@ -88,6 +88,24 @@ func BenchmarkDecodeResponse(b *testing.B) {
 	}
 }
 
+// BenchmarkDecodeResponseCompact is BenchmarkDecodeResponse on the typical
+// response without white space, as bidders send it.
+func BenchmarkDecodeResponseCompact(b *testing.B) {
+	_, resp := readTypical(b)
+	var buf bytes.Buffer
+	require.NoError(b, json.Compact(&buf, resp))
+	resp = buf.Bytes()
+	ev := engine.AcquireEval()
+	defer engine.ReleaseEval(ev)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(resp)))
+	for b.Loop() {
+		if err := ev.DecodeResponse(resp, 1000); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkBody writes the answer of the typical pair (all 3 bids passed).
 func BenchmarkBody(b *testing.B) {
 	snap := defaultSnapshot(b)

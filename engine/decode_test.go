@@ -3,12 +3,17 @@ package engine
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/bidguard/bidguard/jsonraw"
 )
 
 // decodeResp decodes doc as a response in a fresh Eval (released by the
@@ -250,5 +255,42 @@ func TestTrimSpace(t *testing.T) {
 		require.Equal(t, string(bytes.Trim(b, " \t\n\r")), string(trimSpace(b)), "%q", b)
 		wantEmpty := len(b) >= 2 && b[0] == '{' && len(bytes.Trim(b[1:len(b)-1], " \t\n\r")) == 0
 		require.Equal(t, wantEmpty, isEmptyObject(b), "%q", b)
+	}
+}
+
+// TestPlainStringAgreesWithSlicing: plainString, which reads a string
+// token's bytes without bounds checks, stores what slicing the document
+// at the token stores (its form before), for every string token of the
+// typical documents, indented and compact, and of short ones.
+func TestPlainStringAgreesWithSlicing(t *testing.T) {
+	req, err := os.ReadFile("testdata/typical-request.json")
+	require.NoError(t, err)
+	resp, err := os.ReadFile("testdata/typical-response.json")
+	require.NoError(t, err)
+	docs := [][]byte{req, resp, []byte(`""`), []byte(`["",  "a" ,"\"",{"":"bc"}]`)}
+	for _, d := range [][]byte{req, resp} {
+		var buf bytes.Buffer
+		require.NoError(t, json.Compact(&buf, d))
+		docs = append(docs, buf.Bytes())
+	}
+	for _, data := range docs {
+		var toks []jsonraw.Token
+		doc, err := jsonraw.ValidateTokens(data, &toks)
+		require.NoError(t, err)
+		d := decoder{data: data, toks: toks, doc: doc}
+		n := 0
+		for k := range toks {
+			t0 := &toks[k]
+			var got string
+			if !d.plainString(t0, unsafe.Pointer(&got)) {
+				continue
+			}
+			require.Equal(t, string(data[t0.Off+1:t0.End-1]), got, "%q", data[t0.Off:t0.End])
+			if got != "" {
+				require.True(t, unsafe.StringData(got) == &data[t0.Off+1], "%q aliases the document", got)
+			}
+			n++
+		}
+		require.NotZero(t, n, "%q", data)
 	}
 }

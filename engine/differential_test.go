@@ -95,7 +95,10 @@ type refResponse struct {
 
 func refDecodeResponse(data []byte, maxBids int) (*refResponse, error) {
 	r := &refResponse{}
-	trimmed := bytes.TrimSpace(data)
+	// JSON's white space only (bytes.TrimSpace would also take a vertical
+	// tab, a form feed, U+0085 and U+00A0: a document encoding/json
+	// refuses, not a no-bid).
+	trimmed := bytes.Trim(data, " \t\n\r")
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
 		r.info.Empty = true
 		return r, nil

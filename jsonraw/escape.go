@@ -7,6 +7,7 @@ import (
 	"slices"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Rune decodes the character at s[i] of a JSON string's contents (the bytes
@@ -134,9 +135,15 @@ func UnescapeValid(dst, s []byte) []byte {
 	out := slices.Grow(dst, len(s))
 	n, out := len(out), out[:cap(out)]
 	for i := 0; ; {
-		for i <= len(s)-8 && n <= len(out)-8 {
-			x := binary.LittleEndian.Uint64(s[i:])
-			binary.LittleEndian.PutUint64(out[n:], x)
+		// The words: while i <= last, both the word read at i and the one
+		// written at n are in bounds. The room left in out shrinks no
+		// faster than the input (an escape writes fewer bytes than it
+		// reads), so the bound taken here holds in the loop; unsafe
+		// reads and writes, with no bounds check.
+		last := min(len(s), len(out)-n+i) - 8
+		for i <= last {
+			x := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(s)), i))[:])
+			binary.LittleEndian.PutUint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(out)), n))[:], x)
 			m := backslashBytes(x)
 			if m == 0 {
 				i, n = i+8, n+8

@@ -3,6 +3,7 @@ package jsonraw
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unicode/utf8"
 )
 
@@ -71,9 +72,10 @@ type Keys struct {
 	names []string
 	byLen [][]int // indexes into names by name length, in list order
 	// exact is an open-addressing table (linear probing, mask+1 slots, at
-	// most half full) of the names by their words, hashed with the
-	// multiplier that puts the most names in their first slot: the exact
-	// match in about one comparison of two words.
+	// most half full) of the names by their words, hashed with a
+	// multiplier that puts every name in its first slot when one of those
+	// NewKeys tries does (else the most names): the exact match in one
+	// comparison of two words.
 	exact []exactSlot
 	mask  uint64
 	mul   uint64
@@ -115,9 +117,12 @@ func keyWords[T string | []byte](b T) (first, last uint64) {
 	return first, last
 }
 
-// slot returns the first slot of a key's words.
-func (k *Keys) slot(first, last uint64, n int) uint64 {
-	return ((first ^ last*0x9e3779b97f4a7c15 ^ uint64(n)) * k.mul >> (k.shift & 63)) & k.mask
+// slot returns the first slot of a key's words: the top bits of their
+// product with mul, below the table's size. The length is left out: a key
+// of at most eight bytes is its first word, zero-padded (a key holding a
+// zero byte merely shares a slot; matches compare lengths).
+func (k *Keys) slot(first, last uint64) uint64 {
+	return (first ^ last*0x9e3779b97f4a7c15) * k.mul >> (k.shift & 63)
 }
 
 // NewKeys compiles names, in the order encoding/json lists the struct's
@@ -144,37 +149,41 @@ func NewKeys(names ...string) *Keys {
 	if len(names) >= 1<<31-1 {
 		panic("jsonraw.NewKeys: too many names")
 	}
-	size, bits := 8, 3
+	size, shift := 8, uint8(64-3)
 	for size < 2*len(names) {
-		size, bits = size*2, bits+1
+		size, shift = size*2, shift-1
 	}
-	k.mask, k.shift = uint64(size-1), uint8(64-bits)
-	// Try a few odd multipliers; keep the one that leaves the fewest names
-	// out of their first slot.
-	best, bestMul := -1, uint64(0)
-	mul := uint64(0x9e3779b97f4a7c15)
-	for range 64 {
-		table, misses := k.fill(size, mul|1)
-		if best < 0 || misses < best {
-			best, bestMul, k.exact = misses, mul|1, table
+	// Try odd multipliers for one that puts every name in its first slot
+	// (MatchExact's short case), doubling the table up to twice when none
+	// does; else keep the one that leaves the fewest out.
+	best, bestK := -1, Keys{}
+	for range 3 {
+		table := make([]exactSlot, size)
+		k.mask, k.shift = uint64(size-1), shift
+		mul := uint64(0x9e3779b97f4a7c15)
+		for range 256 {
+			k.mul = mul | 1
+			if misses := k.fill(table); best < 0 || misses < best {
+				best, bestK = misses, *k
+				bestK.exact = slices.Clone(table)
+			}
+			if best == 0 {
+				return &bestK
+			}
+			mul = mul*0xbf58476d1ce4e5b9 + 0x94d049bb133111eb
 		}
-		if misses == 0 {
-			break
-		}
-		mul = mul*0xbf58476d1ce4e5b9 + 0x94d049bb133111eb
+		size, shift = size*2, shift-1
 	}
-	k.mul = bestMul
-	return k
+	return &bestK
 }
 
-// fill builds the exact table of size slots for the multiplier mul and
-// counts the names not in their first slot.
-func (k *Keys) fill(size int, mul uint64) (table []exactSlot, misses int) {
-	table = make([]exactSlot, size)
-	k.mul = mul
+// fill fills table, of mask+1 slots, for k's multiplier and counts the
+// names not in their first slot.
+func (k *Keys) fill(table []exactSlot) (misses int) {
+	clear(table)
 	for i, name := range k.names {
 		first, last := keyWords(name)
-		h := k.slot(first, last, len(name))
+		h := k.slot(first, last)
 		if table[h].idx != 0 {
 			misses++
 		}
@@ -183,7 +192,7 @@ func (k *Keys) fill(size int, mul uint64) (table []exactSlot, misses int) {
 		}
 		table[h] = exactSlot{first: first, last: last, n: int32(len(name)), idx: int32(i + 1)}
 	}
-	return table, misses
+	return misses
 }
 
 // Len returns the number of names.
@@ -202,7 +211,26 @@ func (k *Keys) Match(raw []byte) int {
 
 // MatchExact is Match, exact telling that the raw key is the name as
 // written (no escape, no case folding).
+//
+// The usual key, a name of at most eight bytes cut from its document (the
+// bytes after it are there) found in its first slot, is taken in a few
+// instructions that inline into the caller; every other key is
+// matchExact's.
 func (k *Keys) MatchExact(raw []byte) (i int, exact bool) {
+	if n := len(raw); uint(n-1) < 8 && cap(raw) >= 8 {
+		// One load, the bytes beyond the key masked off; a name of n
+		// bytes has no last word.
+		first := binary.LittleEndian.Uint64(raw[:8]) & (^uint64(0) >> ((64 - 8*n) & 63))
+		e := &k.exact[first*k.mul>>(k.shift&63)]
+		if e.first == first && int(e.n) == n { // an empty slot has n 0
+			return int(e.idx - 1), true
+		}
+	}
+	return k.matchExact(raw)
+}
+
+// matchExact is MatchExact from the key's first slot on.
+func (k *Keys) matchExact(raw []byte) (i int, exact bool) {
 	// The usual case first: the key as written is a name. Names hold no
 	// backslash, so such a key has no escape and is that name exactly.
 	n := len(raw)
@@ -214,7 +242,7 @@ func (k *Keys) MatchExact(raw []byte) (i int, exact bool) {
 	} else {
 		first, last = keyWords(raw)
 	}
-	for h := k.slot(first, last, n); ; h = (h + 1) & k.mask {
+	for h := k.slot(first, last); ; h = (h + 1) & k.mask {
 		e := &k.exact[h]
 		if e.idx == 0 {
 			break

@@ -264,3 +264,12 @@ func Lookup(obj []byte, name string) (val []byte, ok bool) {
 
 // IsNull reports whether the value v is the literal null.
 func IsNull(v []byte) bool { return string(v) == "null" }
+
+// skipSpace is SkipSpace with the usual case, no white space, told by one
+// comparison (every white space byte is below '!').
+func skipSpace(b []byte, i int) int {
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
+	return SkipSpace(b, i)
+}

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // MaxDepth is the deepest nesting Validate accepts: at most this many
@@ -190,37 +191,59 @@ func validate(data []byte, toks []Token, rec bool) ([]Token, Doc, error) {
 	}
 	var objects [MaxDepth/64 + 1]uint64 // bit d: the container at depth d is an object
 	depth := 0
-	cur := noOpen  // the innermost open container's token
-	inKey := false // an object's member is next, not a value
+	cur := noOpen     // the innermost open container's token
+	inKey := false    // an object's member is next, not a value
+	inObject := false // the innermost open container is an object
 	var bad docFlags
 value:
 	for {
 		if inKey {
 			inKey = false
-			// `"key":` and the space after it; the usual key without a
-			// call (member has the whole rule).
+			// `"key":`; the usual key, with no white space between it
+			// and its colon, without a call (member has the whole
+			// rule). The white space after the colon is the value's
+			// dispatch's, before the key the branch's below.
+		key:
 			start, end := i, 0
-			var err *Error
 			if i <= len(data)-9 && data[i] == '"' {
 				if n := ShortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
 					end = i + n
 				}
 			}
-			if end != 0 && end < len(data) && data[end] == ':' {
-				i = SkipSpace(data, end+1)
-			} else if end, i, bad, err = member(data, i, bad); err != nil {
-				return toks, Doc{}, err
+			if end != 0 && end < len(data)-1 && data[end] == ':' {
+				// One space after the colon, as indented JSON has it,
+				// taken here too.
+				if i = end + 1; data[i] == ' ' {
+					i++
+				}
+			} else if i < len(data) && isSpace[data[i]] {
+				// White space before the key: after a comma it is
+				// left to here.
+				i = SkipSpace(data, i+1)
+				goto key
+			} else {
+				var err *Error
+				if end, i, bad, err = member(data, i, bad); err != nil {
+					return toks, Doc{}, err
+				}
 			}
 			if rec {
 				toks = push(toks, start, end, 0, TokKey, bad&escaped != 0)
 			}
 			bad &^= escaped
 		}
+	dispatch:
 		if i >= len(data) {
 			return toks, Doc{}, syntaxError(i, "unexpected end of input")
 		}
 		start, kind := i, TokScalar // kind 0: nothing left to record
 		switch c := data[i]; c {
+		case ' ', '\t', '\n', '\r':
+			// White space before a value: after a colon or a comma it
+			// is left to here, where the usual value, with none, costs
+			// no test of its own.
+			i = SkipSpace(data, i+1)
+			goto dispatch
 		case '{', '[':
 			if depth == MaxDepth {
 				return toks, Doc{}, &Error{Err: ErrDepth, Offset: i}
@@ -237,6 +260,7 @@ value:
 				cur = len(toks) - 1
 			}
 			depth++
+			inObject = c == '{'
 			i = SkipSpace(data, i+1)
 			if i >= len(data) || data[i] != closer {
 				inKey = c == '{'
@@ -246,6 +270,7 @@ value:
 				toks, cur = closeAt(toks, i, cur)
 			}
 			depth--
+			inObject = depth > 0 && objects[(depth-1)>>6]&(1<<((depth-1)&63)) != 0
 			i++
 			kind = 0
 		case '"':
@@ -291,7 +316,7 @@ value:
 		bad &^= escaped
 		// After a value: close containers, or find the next one.
 		for {
-			i = SkipSpace(data, i)
+			i = skipSpace(data, i)
 			if depth == 0 {
 				if i != len(data) {
 					return toks, Doc{}, syntaxError(i, "data after the top-level value")
@@ -301,11 +326,9 @@ value:
 			if i >= len(data) {
 				return toks, Doc{}, syntaxError(i, "unexpected end of input")
 			}
-			d := depth - 1
-			inObject := objects[d>>6]&(1<<(d&63)) != 0
 			switch c := data[i]; {
 			case c == ',':
-				i = SkipSpace(data, i+1)
+				i++ // the white space after it is the key's or the value's
 				inKey = inObject
 				continue value
 			case inObject && c == '}', !inObject && c == ']':
@@ -313,6 +336,7 @@ value:
 					toks, cur = closeAt(toks, i, cur)
 				}
 				depth--
+				inObject = depth > 0 && objects[(depth-1)>>6]&(1<<((depth-1)&63)) != 0
 				i++
 			default:
 				return toks, Doc{}, syntaxError(i, "unexpected "+quoteByte(c)+" after a value")
@@ -403,12 +427,14 @@ func ShortNumber(x uint64) int {
 // with what it noticed in the string added.
 func scanString(data []byte, i int, bad docFlags) (int, docFlags, *Error) {
 	j := i + 1
+	last := len(data) - 8 // the last index a word may be read at
 	for j < len(data) {
 		// Eight bytes at a time, to the first that needs attention, a
 		// closing quote there told from the word itself (not by loading
-		// the byte found); the last few byte by byte.
-		for j <= len(data)-8 {
-			x := binary.LittleEndian.Uint64(data[j:])
+		// the byte found); the last few byte by byte. The words are
+		// read unchecked: 0 < j <= last.
+		for j <= last {
+			x := binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), j))[:])
 			if m := specialBytes(x); m != 0 {
 				j += bits.TrailingZeros64(m) >> 3
 				// The lowest byte of m is exact, and so is a quote
