@@ -70,12 +70,15 @@ type ScanSegment struct {
 func (s *ScanSegment) Strings() int { return s.end - s.first }
 
 // scanString is one string value: its decoded bytes in the document, in
-// the buffer or in ext (off the index), and its position among its
-// segment's values, from 1.
+// the buffer or in ext (off the index there), their length, and its
+// position among its segment's values, from 1. The length is kept for every
+// string, so that a gate skips the strings too short for its matcher with a
+// comparison each.
 type scanString struct {
-	off, end int32
-	node     int32
-	in       uint8 // inRaw, inBuf or inExt
+	off  int32
+	size int32
+	node int32
+	in   uint8 // inRaw, inBuf or inExt
 }
 
 // Where a scanString's bytes are.
@@ -98,15 +101,19 @@ func (v *ScanValues) Segments() []ScanSegment { return v.segs }
 // String returns the i-th string value of seg, decoded, and its position
 // among the segment's values (1 for the segment's first value).
 func (v *ScanValues) String(seg *ScanSegment, i int) (s []byte, node int) {
-	st := &v.strs[seg.first+i]
-	switch st.in {
-	case inBuf:
-		return v.buf[st.off:st.end], int(st.node)
-	case inExt:
-		s := v.ext[st.off]
-		return unsafe.Slice(unsafe.StringData(s), len(s)), int(st.node)
+	return v.bytes(&v.strs[seg.first+i]), int(v.strs[seg.first+i].node)
+}
+
+// bytes returns the decoded bytes of st.
+func (v *ScanValues) bytes(st *scanString) []byte {
+	if st.in == inRaw { // the most common
+		return v.raw[st.off : st.off+st.size]
 	}
-	return v.raw[st.off:st.end], int(st.node)
+	if st.in == inBuf {
+		return v.buf[st.off : st.off+st.size]
+	}
+	s := v.ext[st.off]
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // SegmentStrings is the string values of one segment, read by index like
@@ -127,26 +134,23 @@ func (ss *SegmentStrings) Len() int { return len(ss.strs) }
 
 // Size returns the length of the i-th string value decoded, without
 // fetching it: a matcher that cannot hit short strings skips them cheaply.
-func (ss *SegmentStrings) Size(i int) int {
-	st := &ss.strs[i]
-	if st.in == inExt {
-		return len(ss.v.ext[st.off])
-	}
-	return int(st.end - st.off)
-}
+func (ss *SegmentStrings) Size(i int) int { return int(ss.strs[i].size) }
 
 // At returns the i-th string value, decoded, and its position among the
 // segment's values (1 for the segment's first value): ScanValues.String.
 func (ss *SegmentStrings) At(i int) (s []byte, node int) {
 	st := &ss.strs[i]
-	switch st.in {
-	case inBuf:
-		return ss.v.buf[st.off:st.end], int(st.node)
-	case inExt:
-		s := ss.v.ext[st.off]
-		return unsafe.Slice(unsafe.StringData(s), len(s)), int(st.node)
+	return ss.v.bytes(st), int(st.node)
+}
+
+// Skip returns the index of the first string value from i on that is at
+// least n bytes long decoded, or Len when none is: a matcher that cannot hit
+// shorter strings steps over them with a comparison each.
+func (ss *SegmentStrings) Skip(i, n int) int {
+	for i < len(ss.strs) && int(ss.strs[i].size) < n {
+		i++
 	}
-	return ss.v.raw[st.off:st.end], int(st.node)
+	return i
 }
 
 // reset empties v for another request, keeping its storage unless it grew
@@ -385,13 +389,13 @@ func (w *scanBuilder) bidTokens(toks []jsonraw.Token) {
 			nodes++
 			switch {
 			case t.Next != 0: // decoded by the decoder
-				strs = append(strs, scanString{off: int32(t.Next) - 1, node: int32(nodes), in: inExt})
+				strs = append(strs, scanString{off: int32(t.Next) - 1, size: int32(len(v.ext[t.Next-1])), node: int32(nodes), in: inExt})
 			case t.Escaped || !w.validUTF8:
 				v.strs = strs
 				w.str(int(t.Off)+1, int(t.End)-1, t.Escaped, nodes)
 				strs = v.strs
 			default: // the document's bytes as they are
-				strs = append(strs, scanString{off: int32(t.Off) + 1, end: int32(t.End) - 1, node: int32(nodes)})
+				strs = append(strs, scanString{off: int32(t.Off) + 1, size: int32(t.End-t.Off) - 2, node: int32(nodes)})
 			}
 		default:
 			nodes++
@@ -407,7 +411,7 @@ func (w *scanBuilder) bidTokens(toks []jsonraw.Token) {
 // open segment.
 func (w *scanBuilder) strToken(t *jsonraw.Token, node int) {
 	if t.Next != 0 { // decoded by the decoder
-		w.v.strs = append(w.v.strs, scanString{off: int32(t.Next) - 1, node: int32(node), in: inExt})
+		w.v.strs = append(w.v.strs, scanString{off: int32(t.Next) - 1, size: int32(len(w.v.ext[t.Next-1])), node: int32(node), in: inExt})
 		return
 	}
 	w.str(int(t.Off)+1, int(t.End)-1, t.Escaped, node)
@@ -522,7 +526,7 @@ func (w *scanBuilder) endBid() {
 // value of the open segment; the caller updates the segment's end.
 func (w *scanBuilder) str(s, e int, escaped bool, node int) {
 	v := w.v
-	st := scanString{off: int32(s), end: int32(e), node: int32(node)}
+	st := scanString{off: int32(s), size: int32(e - s), node: int32(node)}
 	if escaped || !w.validUTF8 && !utf8.Valid(v.raw[s:e]) {
 		start := len(v.buf)
 		if w.validUTF8 {
@@ -530,7 +534,7 @@ func (w *scanBuilder) str(s, e int, escaped bool, node int) {
 		} else {
 			v.buf = jsonraw.Unescape(v.buf, v.raw[s:e])
 		}
-		st = scanString{off: int32(start), end: int32(len(v.buf)), node: st.node, in: inBuf}
+		st = scanString{off: int32(start), size: int32(len(v.buf) - start), node: st.node, in: inBuf}
 	}
 	v.strs = append(v.strs, st)
 }

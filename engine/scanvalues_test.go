@@ -41,8 +41,32 @@ func tableValues(v *engine.ScanValues) (strs []scanValue, segs [][2]int) {
 			}
 			strs = append(strs, scanValue{Bid: seg.Bid, Node: node, Str: string(s), IsS: true})
 		}
+		if !skipAgrees(&ss) {
+			strs = append(strs, scanValue{Bid: seg.Bid, Str: "SegmentStrings.Skip differs"})
+		}
 	}
 	return strs, segs
+}
+
+// skipAgrees tells whether Skip(i, n) is, for every start i and bound n,
+// the first index from i whose Size is n or more, or Len.
+func skipAgrees(ss *engine.SegmentStrings) bool {
+	longest := 0
+	for j := range ss.Len() {
+		longest = max(longest, ss.Size(j))
+	}
+	for n := 0; n <= longest+1; n++ {
+		for i := 0; i <= ss.Len(); i++ {
+			want := i
+			for want < ss.Len() && ss.Size(want) < n {
+				want++
+			}
+			if ss.Skip(i, n) != want {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // refValues is an independent reading of the rule, over encoding/json's

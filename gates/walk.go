@@ -151,10 +151,7 @@ func scanSegment(sc scanScope, vals *engine.ScanValues, seg *engine.ScanSegment,
 	// positions grow, so the first longer one over the budget ends the scan
 	// as the first string over it would.
 	strs := vals.StringsOf(seg)
-	for j := range strs.Len() {
-		if strs.Size(j) < short {
-			continue
-		}
+	for j := strs.Skip(0, short); j < strs.Len(); j = strs.Skip(j+1, short) {
 		s, node := strs.At(j)
 		if seg.Before+node > lim.maxNodes {
 			break
