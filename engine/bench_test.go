@@ -41,69 +41,55 @@ func defaultSnapshot(tb testing.TB) *engine.Snapshot {
 	return snap
 }
 
+// compact is doc without white space, as exchanges and bidders send it.
+func compact(tb testing.TB, doc []byte) []byte {
+	tb.Helper()
+	var buf bytes.Buffer
+	require.NoError(tb, json.Compact(&buf, doc))
+	return buf.Bytes()
+}
+
+// benchDecode runs decode on doc again and again into one Eval.
+func benchDecode(b *testing.B, doc []byte, decode func(*engine.Eval, []byte) error) {
+	ev := engine.AcquireEval()
+	defer engine.ReleaseEval(ev)
+	b.ReportAllocs()
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		if err := decode(ev, doc); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func decodeRequest(ev *engine.Eval, doc []byte) error  { return ev.DecodeRequest(doc) }
+func decodeResponse(ev *engine.Eval, doc []byte) error { return ev.DecodeResponse(doc, 1000) }
+
 // BenchmarkDecodeRequest decodes the typical request again and again into
 // one Eval: validation and decoding into the pooled structs.
 func BenchmarkDecodeRequest(b *testing.B) {
 	req, _ := readTypical(b)
-	ev := engine.AcquireEval()
-	defer engine.ReleaseEval(ev)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(req)))
-	for b.Loop() {
-		if err := ev.DecodeRequest(req); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecode(b, req, decodeRequest)
 }
 
 // BenchmarkDecodeRequestCompact is BenchmarkDecodeRequest on the typical
 // request without white space, as exchanges send it.
 func BenchmarkDecodeRequestCompact(b *testing.B) {
 	req, _ := readTypical(b)
-	var buf bytes.Buffer
-	require.NoError(b, json.Compact(&buf, req))
-	req = buf.Bytes()
-	ev := engine.AcquireEval()
-	defer engine.ReleaseEval(ev)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(req)))
-	for b.Loop() {
-		if err := ev.DecodeRequest(req); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecode(b, compact(b, req), decodeRequest)
 }
 
 // BenchmarkDecodeResponse is the same for the typical response (3 bids).
 func BenchmarkDecodeResponse(b *testing.B) {
 	_, resp := readTypical(b)
-	ev := engine.AcquireEval()
-	defer engine.ReleaseEval(ev)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(resp)))
-	for b.Loop() {
-		if err := ev.DecodeResponse(resp, 1000); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecode(b, resp, decodeResponse)
 }
 
 // BenchmarkDecodeResponseCompact is BenchmarkDecodeResponse on the typical
 // response without white space, as bidders send it.
 func BenchmarkDecodeResponseCompact(b *testing.B) {
 	_, resp := readTypical(b)
-	var buf bytes.Buffer
-	require.NoError(b, json.Compact(&buf, resp))
-	resp = buf.Bytes()
-	ev := engine.AcquireEval()
-	defer engine.ReleaseEval(ev)
-	b.ReportAllocs()
-	b.SetBytes(int64(len(resp)))
-	for b.Loop() {
-		if err := ev.DecodeResponse(resp, 1000); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchDecode(b, compact(b, resp), decodeResponse)
 }
 
 // BenchmarkBody writes the answer of the typical pair (all 3 bids passed).
