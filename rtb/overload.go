@@ -48,7 +48,14 @@ import (
 //     when the CPU is saturated (every request waits for a core after its
 //     arrival and again after the bidder answers): while more than
 //     tightShare of a tick's answers do, the limit drops to 3/4. The limit
-//     grows again while neither signal fires.
+//     grows again while neither signal fires. Neither signal starts a cut
+//     while the CPUs bidguard can use have room (cpuMeter: under cpuBusy busy
+//     over the last 200 ms). A queue then is a burst, not an overload: the
+//     exchange's client falling behind and catching up, or a slow bidder's
+//     answers arriving in waves; and tight answers are the bidder's. Shedding
+//     would turn auctions into no-bids without freeing anything the other
+//     requests wait for. Once the limit is cut it follows the signals alone:
+//     its sheds free the CPUs.
 //
 // The governor is a gradient controller in the spirit of Envoy's adaptive
 // concurrency filter and Netflix's concurrency-limits (gradient: the limit
@@ -140,6 +147,8 @@ type governor struct {
 	tight   atomic.Int64         // of which with less than tightSlack to spare
 	own     atomic.Int64         // ns of own time of the requests answered since the last tick
 	over    bool                 // the last tick's queue was over queueTarget (controller only)
+	busy    float64              // the CPUs' busy share (cpuMeter); 1 when unknown (controller only)
+	cpu     cpuMeter             // (controller only)
 	recent  [queueWindow]float64 // the last ticks' queues, a ring (controller only)
 	ticks   int                  // ticks adjusted (controller only)
 
@@ -150,7 +159,7 @@ type governor struct {
 const schedLatencies = "/sched/latencies:seconds"
 
 func newGovernor() *governor {
-	return &governor{sample: []metrics.Sample{{Name: schedLatencies}}}
+	return &governor{sample: []metrics.Sample{{Name: schedLatencies}}, busy: 1, cpu: cpuMeter{src: newCPUSource()}}
 }
 
 // schedReserve is what the bid path keeps, beside deadline.gateReserveMs,
@@ -204,6 +213,14 @@ func (g *governor) run(stop <-chan struct{}, inflight func() int64, ceiling func
 			g.tail.Store(int64(p99))
 			q := float64(g.own.Swap(0)) / float64(max(now.Sub(last), time.Millisecond))
 			last = now
+			if g.ticks%cpuEvery == 0 {
+				g.cpu.sample(now)
+				share, known := g.cpu.share()
+				g.busy = 1
+				if known {
+					g.busy = share
+				}
+			}
 			g.adjust(g.answers.Swap(0), g.tight.Swap(0), inflight(), int64(ceiling()), q)
 		}
 	}
@@ -217,10 +234,12 @@ func (g *governor) run(stop <-chan struct{}, inflight func() int64, ceiling func
 // to the lower of itself and the requests in flight, scaled by
 // queueTarget/queue (at most by half); when more than tightShare of the
 // answers were tight, to 3/4 of that (the lower of the two when both
-// fire). Otherwise it grows by 1/4 while the queue is under half its
+// fire). Neither cut starts from a lifted limit while g.busy is under
+// cpuBusy. Otherwise it grows by 1/4 while the queue is under half its
 // target, by 1/8 up to it, and is lifted once it reaches the ceiling.
 func (g *governor) adjust(answers, tight, inflight, ceiling int64, queue float64) {
 	cur := g.limit.Load()
+	lifted := cur == 0
 	if cur == 0 || (ceiling > 0 && cur > ceiling) {
 		cur = ceiling
 	}
@@ -235,6 +254,9 @@ func (g *governor) adjust(answers, tight, inflight, ceiling int64, queue float64
 		factor = min(factor, max(queueTarget/queue, 0.5))
 	}
 	g.over = over
+	if lifted && g.busy < cpuBusy {
+		factor = 1 // room on the CPUs: a burst, not an overload
+	}
 	next := cur
 	switch {
 	case factor < 1:

@@ -223,3 +223,87 @@ func TestQueueGate(t *testing.T) {
 	// The target follows the request's T.
 	require.True(t, q.admit(t0.Add(2*time.Second), 200*time.Millisecond, time.Second))
 }
+
+// TestGovernorWaitsForABusyCPU: while its CPUs have room, a queue over the
+// target and tight answers are a burst or a slow bidder, not an overload:
+// the limit stays lifted. Once the CPUs are busy it is cut, and from then on
+// it follows the queue whatever the CPUs do (the sheds free them).
+func TestGovernorWaitsForABusyCPU(t *testing.T) {
+	g := newGovernor()
+	g.busy = cpuBusy - 0.01
+	for range 3 * queueWindow {
+		g.adjust(1000, 0, 256, 2048, queueTarget*2)
+		g.adjust(1000, 100, 256, 2048, queueTarget*2)
+	}
+	require.Equal(t, 2048, g.effective(2048), "room on the CPUs: no cut")
+	g.busy = cpuBusy
+	g.adjust(1000, 0, 256, 2048, queueTarget*2)
+	require.Equal(t, 128, g.effective(2048), "busy CPUs: 256 scaled by 1/2")
+	g.busy = 0.3
+	g.adjust(1000, 0, 128, 2048, queueTarget*2)
+	require.Equal(t, 64, g.effective(2048), "constrained: the queue alone")
+	g.adjust(1000, 100, 64, 2048, queueTarget/4)
+	require.Equal(t, 48, g.effective(2048), "constrained: tight answers alone")
+	g.adjust(1000, 0, 48, 2048, queueTarget/4)
+	require.Equal(t, 60, g.effective(2048), "calm: grows")
+	// Lifted again (grown past the ceiling): the CPUs gate once more.
+	g.limit.Store(0)
+	g.adjust(1000, 100, 256, 2048, queueTarget*2)
+	require.Equal(t, 2048, g.effective(2048))
+}
+
+// scriptedCPU is a cpuSource returning prepared samples (ok false: a failed
+// reading).
+type scriptedCPU struct {
+	samples []cpuSample
+	ok      []bool
+}
+
+func (s *scriptedCPU) read(c *cpuSample) bool {
+	c.proc, c.busy, c.total = s.samples[0].proc, s.samples[0].busy, s.samples[0].total
+	ok := s.ok[0]
+	s.samples, s.ok = s.samples[1:], s.ok[1:]
+	return ok
+}
+
+func TestCPUMeter(t *testing.T) {
+	src := &scriptedCPU{}
+	m := cpuMeter{src: src}
+	procs := runtime.GOMAXPROCS(0)
+	at := time.Unix(1000, 0)
+	step := func(proc time.Duration, busy, total uint64, ok bool) (float64, bool) {
+		src.samples = append(src.samples, cpuSample{proc: proc, busy: busy, total: total})
+		src.ok = append(src.ok, ok)
+		at = at.Add(100 * time.Millisecond)
+		m.sample(at)
+		return m.share()
+	}
+	perTick := time.Duration(procs) * 100 * time.Millisecond // all of GOMAXPROCS for 100 ms
+	_, known := step(0, 0, 0, true)
+	require.False(t, known)
+	_, known = step(perTick/2, 0, 0, true)
+	require.False(t, known, "fewer than cpuWindow intervals")
+	share, known := step(perTick, 0, 0, true)
+	require.True(t, known)
+	require.InDelta(t, 0.5, share, 1e-9, "half of GOMAXPROCS over the window")
+	// The machine's CPUs busier than the process: their share.
+	share, _ = step(perTick+perTick/10, 90, 100, true)
+	share, _ = step(perTick+perTick/5, 180, 200, true)
+	require.InDelta(t, 0.9, share, 1e-9)
+	// The process busier than its CPUs' counters say (a container at its
+	// CPU limit on an idle node): its own share.
+	share, _ = step(2*perTick+perTick/5, 200, 400, true)
+	require.InDelta(t, 0.55, share, 1e-9, "1.1 of 2 intervals against 110 of 300 ticks")
+	share, _ = step(3*perTick+perTick/5, 220, 600, true)
+	require.InDelta(t, 1, share, 1e-9)
+	// A failed reading makes the share unknown until it leaves the window.
+	_, known = step(0, 0, 0, false)
+	require.False(t, known)
+	_, known = step(4*perTick, 300, 800, true)
+	require.False(t, known)
+	_, known = step(5*perTick, 400, 1000, true)
+	require.False(t, known)
+	share, known = step(6*perTick, 400, 1200, true)
+	require.True(t, known)
+	require.InDelta(t, 1, share, 1e-9)
+}
