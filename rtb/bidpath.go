@@ -1,6 +1,7 @@
 package rtb
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -149,7 +150,7 @@ func peekTmax(body []byte, rec *members) (tmax int64, ok bool) {
 			return tmax, false
 		}
 		start := i
-		keyEnd, _ := jsonraw.StringEnd(body, i)
+		keyEnd, escaped := jsonraw.StringEnd(body, i)
 		if keyEnd < 0 {
 			return tmax, false
 		}
@@ -160,7 +161,7 @@ func peekTmax(body []byte, rec *members) (tmax int64, ok bool) {
 		if i = jsonraw.ValueEnd(body, v); i < 0 {
 			return tmax, false
 		}
-		isTmax := jsonraw.KeyIs(body[start+1:keyEnd-1], "tmax")
+		isTmax := isTmaxKey(body[start+1:keyEnd-1], escaped)
 		if isTmax {
 			// Only a plain integer: the decoder rejects 7e1 and 70.0 for tmax.
 			if tmax, ok = parseInt(body[v:i]); !ok {
@@ -175,6 +176,18 @@ func peekTmax(body []byte, rec *members) (tmax int64, ok bool) {
 			rec.n++
 		}
 	}
+}
+
+// isTmaxKey is jsonraw.KeyIs(raw, "tmax") for the raw key of a string
+// that holds a backslash escape when escaped is set. Without one the key
+// matches only as four bytes that are tmax in ASCII case: no rune outside
+// ASCII folds to t, m, a or x, so no longer key can match (c|0x20 is the
+// lower-case letter exactly for that letter's two cases).
+func isTmaxKey(raw []byte, escaped bool) bool {
+	if escaped {
+		return jsonraw.KeyIs(raw, "tmax")
+	}
+	return len(raw) == 4 && binary.LittleEndian.Uint32(raw)|0x20202020 == 'x'<<24|'a'<<16|'m'<<8|'t'
 }
 
 // parseInt parses a JSON integer of at most 18 digits.
@@ -397,7 +410,8 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	}
 	answer := c.ev.Body()
 	if s.cost.learns(len(rbody)) {
-		s.cost.observe(len(rbody), time.Since(judgeStart))
+		end := monotonic() // one reading: the sample's end and its time
+		s.cost.observe(len(rbody), end-judgeStart.Sub(epoch), end)
 	}
 	s.meters.record(st.snap, st.m, c.ev, out)
 	if out.NumHits() > 0 {
