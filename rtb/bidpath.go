@@ -7,6 +7,7 @@ import (
 	"math"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -245,9 +246,8 @@ type call struct {
 	arrival time.Time     // the request's arrival (connArrival)
 	waited  time.Duration // in the upstream call: not bidguard's own time
 	ev      *engine.Eval
-	oresp   *fasthttp.Response
+	bc      *bidderCall  // the bidder's request and answer
 	inBuf   *pool.Buffer // decompressed request
-	outBuf  *pool.Buffer // outbound request: body, then head
 	respBuf *pool.Buffer // decompressed response
 	// members: the request body's top-level members, when peekTmax read
 	// them (not for gzip), for appendTmax.
@@ -258,10 +258,10 @@ func (c *call) release() {
 	if c.ev != nil {
 		engine.ReleaseEval(c.ev)
 	}
-	if c.oresp != nil {
-		fasthttp.ReleaseResponse(c.oresp)
+	if c.bc != nil {
+		releaseBidderCall(c.bc)
 	}
-	for _, b := range [...]*pool.Buffer{c.inBuf, c.outBuf, c.respBuf} {
+	for _, b := range [...]*pool.Buffer{c.inBuf, c.respBuf} {
 		if b != nil {
 			pool.ReleaseBuffer(b)
 		}
@@ -320,13 +320,13 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.called = deadline
 	c.stage = stageUpstream
 	injectUpstreamFault(up.name)
-	c.oresp = fasthttp.AcquireResponse()
+	c.bc = acquireBidderCall()
 	head, obody := s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	// The call's start is now, read above: building the outbound request
 	// takes a microsecond or two, not worth a second clock reading (one
 	// costs 0.1-0.2 µs on some virtual machines).
 	start := now
-	kind, end, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, start, now.Add(budget))
+	kind, end, err := up.call(head, obody, &c.bc.resp, lim.MaxResponseBytes, start, now.Add(budget))
 	latency := end - start.Sub(epoch) // end is monotonic()
 	c.waited = latency
 	c.stage = stageHandler
@@ -339,7 +339,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		upstreamFailed(ctx, up, kind)
 		return
 	}
-	switch status := c.oresp.StatusCode(); {
+	switch status := c.bc.resp.StatusCode(); {
 	case status == fasthttp.StatusNoContent:
 		answer204(ctx, up.m, outNoBid)
 		return
@@ -350,8 +350,8 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		upstreamFailed(ctx, up, kindHTTPStatus)
 		return
 	}
-	rbody := c.oresp.Body()
-	if ce := c.oresp.Header.ContentEncoding(); !isIdentity(ce) {
+	rbody := c.bc.resp.Body()
+	if ce := c.bc.resp.Header.ContentEncoding(); !isIdentity(ce) {
 		if !isGzip(ce) {
 			upstreamFailed(ctx, up, kindBadEncoding)
 			return
@@ -437,16 +437,15 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		o = outRejected // a seatNonBid body without bids
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.Response.Header.SetContentTypeBytes(safeJSONType(c.oresp.Header.ContentType()))
+	ctx.Response.Header.SetContentTypeBytes(safeJSONType(c.bc.resp.Header.ContentType()))
 	up.setAnswer(ctx, answer)
 	up.m.requests[o].Inc()
 }
 
-// outbound builds the bidder's request in c.outBuf: the exchange's body
+// outbound builds the bidder's request in c.bc.out: the exchange's body
 // with tmax rewritten to the budget, and the head of upstream.appendHead.
 func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body []byte, tmaxMs int64) (head, out []byte) {
-	c.outBuf = pool.AcquireBuffer()
-	b, ok := appendTmax(c.outBuf.B[:0], body, tmaxMs, &c.members)
+	b, ok := appendTmax(c.bc.out[:0], body, tmaxMs, &c.members)
 	if !ok {
 		// Not reachable for a request that decoded with an id; kept so the
 		// bidder always gets a well-formed body.
@@ -456,8 +455,36 @@ func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body 
 	}
 	n := len(b)
 	b = up.appendHead(b, ctx, n)
-	c.outBuf.B = b
+	c.bc.out = b
 	return b[n:], b[:n]
+}
+
+// bidderCall is the pooled state of one call to the bidder: its answer and
+// the bytes of the request sent, taken from the pool and given back
+// together (one pool round trip, not one each). None of it outlives the
+// handler.
+type bidderCall struct {
+	resp fasthttp.Response
+	out  []byte // the outbound request: body, then head
+}
+
+// maxPooledOut is the largest outbound buffer kept in the pool (as
+// pool.Buffer keeps): a rare large request's is left to the GC.
+const maxPooledOut = 1 << 20
+
+var bidderCalls = sync.Pool{New: func() any { return new(bidderCall) }}
+
+func acquireBidderCall() *bidderCall { return bidderCalls.Get().(*bidderCall) }
+
+// releaseBidderCall empties b, as fasthttp.ReleaseResponse empties a
+// response, and returns it to the pool.
+func releaseBidderCall(b *bidderCall) {
+	b.resp.Reset()
+	if cap(b.out) > maxPooledOut {
+		b.out = nil
+	}
+	b.out = b.out[:0]
+	bidderCalls.Put(b)
 }
 
 // removed is the X-Bidguard-Rejected count: the bids removed from the answer.
