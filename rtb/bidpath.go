@@ -1,11 +1,13 @@
 package rtb
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/valyala/fasthttp"
@@ -149,7 +151,7 @@ func peekTmax(body []byte, rec *members) (tmax int64, ok bool) {
 			return tmax, false
 		}
 		start := i
-		keyEnd, _ := jsonraw.StringEnd(body, i)
+		keyEnd, escaped := jsonraw.StringEnd(body, i)
 		if keyEnd < 0 {
 			return tmax, false
 		}
@@ -160,7 +162,7 @@ func peekTmax(body []byte, rec *members) (tmax int64, ok bool) {
 		if i = jsonraw.ValueEnd(body, v); i < 0 {
 			return tmax, false
 		}
-		isTmax := jsonraw.KeyIs(body[start+1:keyEnd-1], "tmax")
+		isTmax := isTmaxKey(body[start+1:keyEnd-1], escaped)
 		if isTmax {
 			// Only a plain integer: the decoder rejects 7e1 and 70.0 for tmax.
 			if tmax, ok = parseInt(body[v:i]); !ok {
@@ -175,6 +177,18 @@ func peekTmax(body []byte, rec *members) (tmax int64, ok bool) {
 			rec.n++
 		}
 	}
+}
+
+// isTmaxKey is jsonraw.KeyIs(raw, "tmax") for the raw key of a string
+// that holds a backslash escape when escaped is set. Without one the key
+// matches only as four bytes that are tmax in ASCII case: no rune outside
+// ASCII folds to t, m, a or x, so no longer key can match (c|0x20 is the
+// lower-case letter exactly for that letter's two cases).
+func isTmaxKey(raw []byte, escaped bool) bool {
+	if escaped {
+		return jsonraw.KeyIs(raw, "tmax")
+	}
+	return len(raw) == 4 && binary.LittleEndian.Uint32(raw)|0x20202020 == 'x'<<24|'a'<<16|'m'<<8|'t'
 }
 
 // parseInt parses a JSON integer of at most 18 digits.
@@ -232,9 +246,8 @@ type call struct {
 	arrival time.Time     // the request's arrival (connArrival)
 	waited  time.Duration // in the upstream call: not bidguard's own time
 	ev      *engine.Eval
-	oresp   *fasthttp.Response
+	bc      *bidderCall  // the bidder's request and answer
 	inBuf   *pool.Buffer // decompressed request
-	outBuf  *pool.Buffer // outbound request: body, then head
 	respBuf *pool.Buffer // decompressed response
 	// members: the request body's top-level members, when peekTmax read
 	// them (not for gzip), for appendTmax.
@@ -245,10 +258,10 @@ func (c *call) release() {
 	if c.ev != nil {
 		engine.ReleaseEval(c.ev)
 	}
-	if c.oresp != nil {
-		fasthttp.ReleaseResponse(c.oresp)
+	if c.bc != nil {
+		releaseBidderCall(c.bc)
 	}
-	for _, b := range [...]*pool.Buffer{c.inBuf, c.outBuf, c.respBuf} {
+	for _, b := range [...]*pool.Buffer{c.inBuf, c.respBuf} {
 		if b != nil {
 			pool.ReleaseBuffer(b)
 		}
@@ -307,13 +320,13 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	c.called = deadline
 	c.stage = stageUpstream
 	injectUpstreamFault(up.name)
-	c.oresp = fasthttp.AcquireResponse()
+	c.bc = acquireBidderCall()
 	head, obody := s.outbound(c, ctx, up, body, int64(budget/time.Millisecond))
 	// The call's start is now, read above: building the outbound request
 	// takes a microsecond or two, not worth a second clock reading (one
 	// costs 0.1-0.2 µs on some virtual machines).
 	start := now
-	kind, end, err := up.call(head, obody, c.oresp, lim.MaxResponseBytes, start, now.Add(budget))
+	kind, end, err := up.call(head, obody, &c.bc.resp, lim.MaxResponseBytes, start, now.Add(budget))
 	latency := end - start.Sub(epoch) // end is monotonic()
 	c.waited = latency
 	c.stage = stageHandler
@@ -326,7 +339,7 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		upstreamFailed(ctx, up, kind)
 		return
 	}
-	switch status := c.oresp.StatusCode(); {
+	switch status := c.bc.resp.StatusCode(); {
 	case status == fasthttp.StatusNoContent:
 		answer204(ctx, up.m, outNoBid)
 		return
@@ -337,8 +350,8 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		upstreamFailed(ctx, up, kindHTTPStatus)
 		return
 	}
-	rbody := c.oresp.Body()
-	if ce := c.oresp.Header.ContentEncoding(); !isIdentity(ce) {
+	rbody := c.bc.resp.Body()
+	if ce := c.bc.resp.Header.ContentEncoding(); !isIdentity(ce) {
 		if !isGzip(ce) {
 			upstreamFailed(ctx, up, kindBadEncoding)
 			return
@@ -397,7 +410,8 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 	}
 	answer := c.ev.Body()
 	if s.cost.learns(len(rbody)) {
-		s.cost.observe(len(rbody), time.Since(judgeStart))
+		end := monotonic() // one reading: the sample's end and its time
+		s.cost.observe(len(rbody), end-judgeStart.Sub(epoch), end)
 	}
 	s.meters.record(st.snap, st.m, c.ev, out)
 	if out.NumHits() > 0 {
@@ -423,16 +437,15 @@ func (s *Server) bid(ctx *fasthttp.RequestCtx, c *call, up *upstream, arrival ti
 		o = outRejected // a seatNonBid body without bids
 	}
 	ctx.SetStatusCode(fasthttp.StatusOK)
-	ctx.Response.Header.SetContentTypeBytes(safeJSONType(c.oresp.Header.ContentType()))
+	ctx.Response.Header.SetContentTypeBytes(safeJSONType(c.bc.resp.Header.ContentType()))
 	up.setAnswer(ctx, answer)
 	up.m.requests[o].Inc()
 }
 
-// outbound builds the bidder's request in c.outBuf: the exchange's body
+// outbound builds the bidder's request in c.bc.out: the exchange's body
 // with tmax rewritten to the budget, and the head of upstream.appendHead.
 func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body []byte, tmaxMs int64) (head, out []byte) {
-	c.outBuf = pool.AcquireBuffer()
-	b, ok := appendTmax(c.outBuf.B[:0], body, tmaxMs, &c.members)
+	b, ok := appendTmax(c.bc.out[:0], body, tmaxMs, &c.members)
 	if !ok {
 		// Not reachable for a request that decoded with an id; kept so the
 		// bidder always gets a well-formed body.
@@ -442,8 +455,36 @@ func (s *Server) outbound(c *call, ctx *fasthttp.RequestCtx, up *upstream, body 
 	}
 	n := len(b)
 	b = up.appendHead(b, ctx, n)
-	c.outBuf.B = b
+	c.bc.out = b
 	return b[n:], b[:n]
+}
+
+// bidderCall is the pooled state of one call to the bidder: its answer and
+// the bytes of the request sent, taken from the pool and given back
+// together (one pool round trip, not one each). None of it outlives the
+// handler.
+type bidderCall struct {
+	resp fasthttp.Response
+	out  []byte // the outbound request: body, then head
+}
+
+// maxPooledOut is the largest outbound buffer kept in the pool (as
+// pool.Buffer keeps): a rare large request's is left to the GC.
+const maxPooledOut = 1 << 20
+
+var bidderCalls = sync.Pool{New: func() any { return new(bidderCall) }}
+
+func acquireBidderCall() *bidderCall { return bidderCalls.Get().(*bidderCall) }
+
+// releaseBidderCall empties b, as fasthttp.ReleaseResponse empties a
+// response, and returns it to the pool.
+func releaseBidderCall(b *bidderCall) {
+	b.resp.Reset()
+	if cap(b.out) > maxPooledOut {
+		b.out = nil
+	}
+	b.out = b.out[:0]
+	bidderCalls.Put(b)
 }
 
 // removed is the X-Bidguard-Rejected count: the bids removed from the answer.

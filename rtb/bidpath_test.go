@@ -358,6 +358,23 @@ func TestPeekTmax(t *testing.T) {
 	f(``, 0, false)
 }
 
+// TestIsTmaxKey: isTmaxKey is jsonraw.KeyIs(raw, "tmax") on keys of every
+// kind: ASCII case variants, the bytes next to the letters' cases, escapes,
+// runes outside ASCII (those that fold to ASCII letters included).
+func TestIsTmaxKey(t *testing.T) {
+	keys := []string{"tmax", "TMAX", "tMaX", "tmaxx", "tma", "", "t\\u006dax", "\\u0074max", "\\u0054MAX", "tm\\u0041x",
+		"tmax\\u0000", "\\n", "tmaſ", "tmaK", "ｔmax", "tmáx", "tmax ", " tmax"}
+	for _, a := range []byte{'t', 'T', 'T' ^ 0x80, 't' + 1, 'T' - 1, '4', 0x14} {
+		for _, x := range []byte{'x', 'X', 'x' ^ 0x20 ^ 0x80, 'x' - 1, 'X' + 1, '8', 0x18} {
+			keys = append(keys, string([]byte{a, 'm', 'a', x}), string([]byte{'t', a ^ 't' ^ 'm', 'a', x}))
+		}
+	}
+	for _, k := range keys {
+		raw := []byte(k)
+		require.Equal(t, jsonraw.KeyIs(raw, "tmax"), isTmaxKey(raw, bytes.IndexByte(raw, '\\') >= 0), "%q", k)
+	}
+}
+
 // BenchmarkPeekTmax reads the tmax of the typical request, as the exchange
 // sends it (compact) and indented: the walk over every top-level member.
 func BenchmarkPeekTmax(b *testing.B) {

@@ -96,28 +96,28 @@ func BenchmarkJudgeCost(b *testing.B) {
 func TestJudgeCostModel(t *testing.T) {
 	var j judgeCost
 	now := time.Now()
-	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(), 0)
+	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(monotonic()), 0)
 	require.True(t, j.fits(1000, now, now.Add(2*time.Millisecond)))
 	require.False(t, j.fits(1000, now, now.Add(judgeFixed)), "the fixed reserve")
 	n := 200_000 // 10 ms at the seed
 	require.True(t, j.fits(n, now, now.Add(12*time.Millisecond)))
 	require.False(t, j.fits(n, now, now.Add(10*time.Millisecond)))
 
-	j.observe(1000, time.Second) // too small to learn from
-	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(), 0)
+	j.observe(1000, time.Second, monotonic()) // too small to learn from
+	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(monotonic()), 0)
 	for range 50 {
-		j.observe(n, 40*time.Millisecond) // a loaded machine: 200 ns/byte
+		j.observe(n, 40*time.Millisecond, monotonic()) // a loaded machine: 200 ns/byte
 	}
-	require.InDelta(t, 200, j.nsPerByte(), 1)
+	require.InDelta(t, 200, j.nsPerByte(monotonic()), 1)
 	require.False(t, j.fits(n, now, now.Add(30*time.Millisecond)))
 	for range 50 {
-		j.observe(n, 2*time.Millisecond) // a faster decoder: 10 ns/byte
+		j.observe(n, 2*time.Millisecond, monotonic()) // a faster decoder: 10 ns/byte
 	}
-	require.InDelta(t, 10, j.nsPerByte(), 1)
+	require.InDelta(t, 10, j.nsPerByte(monotonic()), 1)
 	require.True(t, j.fits(n, now, now.Add(4*time.Millisecond)))
 
 	j.at.Store(int64(monotonic() - 2*costMemory))
-	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(), 0, "a stale measurement is forgotten")
+	require.InDelta(t, float64(judgeNsPerByte), j.nsPerByte(monotonic()), 0, "a stale measurement is forgotten")
 }
 
 // TestJudgeCostStartsFromTheSeed: the mean starts from the seed, not from
@@ -126,14 +126,14 @@ func TestJudgeCostModel(t *testing.T) {
 func TestJudgeCostStartsFromTheSeed(t *testing.T) {
 	const n = 100_000
 	var j judgeCost
-	j.observe(n, 40*time.Millisecond) // 400 ns/byte
+	j.observe(n, 40*time.Millisecond, monotonic()) // 400 ns/byte
 	want := judgeNsPerByte + (400.0-judgeNsPerByte)/8
-	require.InDelta(t, want, j.nsPerByte(), 1e-9)
+	require.InDelta(t, want, j.nsPerByte(monotonic()), 1e-9)
 
 	j.perByte.Store(math.Float64bits(1000))
 	j.at.Store(int64(monotonic() - 2*costMemory))
-	j.observe(n, 40*time.Millisecond)
-	require.InDelta(t, want, j.nsPerByte(), 1e-9, "a stale mean is not the start")
+	j.observe(n, 40*time.Millisecond, monotonic())
+	require.InDelta(t, want, j.nsPerByte(monotonic()), 1e-9, "a stale mean is not the start")
 }
 
 // TestLargeAnswerLeavesByTheDeadline (issue 12): a bidder answering inside

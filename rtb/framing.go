@@ -1,5 +1,7 @@
 package rtb
 
+import "encoding/binary"
+
 // The exchange listener's framing check (RFC 9112). fasthttp frames a
 // request by Transfer-Encoding when Content-Length is present too, reads a
 // bare LF as a line end, joins obs-fold lines and takes CHUNKED for chunked:
@@ -183,14 +185,18 @@ func (f *framer) scan(p []byte) (ok int, starts int, err *framingError) {
 			for j < len(p) && tchar[p[j]] {
 				j++
 			}
-			k := f.nameLen
-			for _, c := range p[i:j] {
-				if k >= len(f.name) {
-					break
+			whole := f.nameLen == 0 && j < len(p) // the name is p[i:j]
+			if !whole {
+				k := f.nameLen
+				for _, c := range p[i:j] {
+					if k >= len(f.name) {
+						break
+					}
+					f.name[k] = c | 0x20 // token characters: only letters change
+					k++
 				}
-				f.name[k] = c | 0x20 // token characters: only letters change
-				k++
 			}
+			name := p[i:j]
 			f.nameLen += j - i
 			if i = j; i == len(p) {
 				return len(p), starts, nil
@@ -198,7 +204,19 @@ func (f *framer) scan(p []byte) (ok int, starts int, err *framingError) {
 			if c = p[i]; c != ':' {
 				return f.fail(i, starts, errFieldName)
 			}
-			f.field = f.fieldKind()
+			if whole {
+				// fieldKind without the copy: the same comparison of the
+				// lower-cased bytes.
+				f.field = fieldOther
+				switch {
+				case asciiEqualFold(name, nameLength):
+					f.field = fieldLength
+				case asciiEqualFold(name, nameTE):
+					f.field = fieldTE
+				}
+			} else {
+				f.field = f.fieldKind()
+			}
 			f.valLen, f.valLong = 0, false
 			f.st = fValue
 		case fValue:
@@ -403,9 +421,23 @@ func asciiEqualFold(a, b []byte) bool {
 }
 
 // textEnd returns the index of the first CR or LF in p from i on, or
-// len(p): the end of a line's text. One comparison a byte for the usual
-// text (every byte above CR).
+// len(p): the end of a line's text. Eight bytes a step while none of them
+// is under 0x0e ((w - 0x0e…) &^ w sets a byte's high bit in a word holding
+// such a byte, and in no other word); a word that holds one, and the last
+// bytes, one comparison a byte for the usual text (every byte above CR).
 func textEnd(p []byte, i int) int {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for i <= len(p)-8 {
+		if w := binary.LittleEndian.Uint64(p[i:]); (w-lo*0x0e)&^w&hi == 0 {
+			i += 8
+			continue
+		}
+		for end := i + 8; i < end; i++ {
+			if c := p[i]; c <= '\r' && (c == '\r' || c == '\n') {
+				return i
+			}
+		}
+	}
 	for ; i < len(p); i++ {
 		if c := p[i]; c <= '\r' && (c == '\r' || c == '\n') {
 			return i

@@ -39,10 +39,11 @@ type judgeCost struct {
 	at      atomic.Int64  // monotonic ns of the last sample
 }
 
-// nsPerByte is the current per-byte cost.
-func (j *judgeCost) nsPerByte() float64 {
+// nsPerByte is the per-byte cost at now, an instant of monotonic()'s (the
+// caller's own clock reading: the model's memory is a second long).
+func (j *judgeCost) nsPerByte(now time.Duration) float64 {
 	at := j.at.Load()
-	if at == 0 || time.Duration(int64(monotonic())-at) > costMemory {
+	if at == 0 || time.Duration(int64(now)-at) > costMemory {
 		return judgeNsPerByte
 	}
 	return math.Float64frombits(j.perByte.Load())
@@ -51,7 +52,7 @@ func (j *judgeCost) nsPerByte() float64 {
 // fits reports whether an answer of n bytes, in hand at now, can be judged
 // and sent by deadline.
 func (j *judgeCost) fits(n int, now, deadline time.Time) bool {
-	need := judgeFixed + time.Duration(float64(n)*j.nsPerByte())
+	need := judgeFixed + time.Duration(float64(n)*j.nsPerByte(now.Sub(epoch)))
 	return !now.Add(need).After(deadline)
 }
 
@@ -59,13 +60,14 @@ func (j *judgeCost) fits(n int, now, deadline time.Time) bool {
 // caller reads the clock for observe only then.
 func (j *judgeCost) learns(n int) bool { return n >= costSampleBytes }
 
-// observe records that an answer of n bytes took took to judge and encode.
-func (j *judgeCost) observe(n int, took time.Duration) {
+// observe records that an answer of n bytes took took to judge and encode,
+// ending at end (monotonic()).
+func (j *judgeCost) observe(n int, took, end time.Duration) {
 	if !j.learns(n) {
 		return
 	}
 	sample := float64(took) / float64(n)
-	cur := j.nsPerByte()
+	cur := j.nsPerByte(end)
 	j.perByte.Store(math.Float64bits(cur + (sample-cur)/8))
-	j.at.Store(int64(monotonic()))
+	j.at.Store(int64(end))
 }

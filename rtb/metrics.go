@@ -124,9 +124,8 @@ type meters struct {
 	// over limits.maxConns (the open count is a gauge, see connections).
 	acceptErrors, connsRefused *metrics.Counter
 
-	mu       sync.RWMutex
-	rejected map[rejectedKey]*metrics.Counter
-	skipped  map[skippedKey]*metrics.Counter
+	rejected counterMap[rejectedKey]
+	skipped  counterMap[skippedKey]
 
 	// judged counts judged responses, for sampling gate durations.
 	judged atomic.Uint64
@@ -165,8 +164,6 @@ type seatMeters struct {
 func newMeters() *meters {
 	m := &meters{
 		set:          metrics.NewSet(),
-		rejected:     map[rejectedKey]*metrics.Counter{},
-		skipped:      map[skippedKey]*metrics.Counter{},
 		upstreamDur:  newHistFamily("bidguard_upstream_duration_seconds", "upstream", upstreamBuckets),
 		gateDur:      newHistFamily("bidguard_gate_duration_seconds", "gate", gateBuckets),
 		handshakeDur: newHistFamily("bidguard_upstream_tls_handshake_seconds", "upstream", upstreamBuckets),
@@ -265,36 +262,61 @@ func (m *meters) gate(name string) *histogram { return m.gateDur.get(name) }
 
 func (m *meters) rejectedCounter(seat, gate string, nbr int) *metrics.Counter {
 	k := rejectedKey{seat, gate, nbr}
-	m.mu.RLock()
-	c := m.rejected[k]
-	m.mu.RUnlock()
-	if c != nil {
+	if c := m.rejected.load(k); c != nil {
 		return c
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if c = m.rejected[k]; c == nil {
-		c = m.set.GetOrCreateCounter(series("bidguard_bids_rejected_total", "seat", seat, "gate", gate, "nbr", strconv.Itoa(nbr)))
-		m.rejected[k] = c
-	}
-	return c
+	return m.rejected.create(k, series("bidguard_bids_rejected_total", "seat", seat, "gate", gate, "nbr", strconv.Itoa(nbr)), m.set)
 }
 
 func (m *meters) skippedCounter(gate, why string) *metrics.Counter {
 	k := skippedKey{gate, why}
-	m.mu.RLock()
-	c := m.skipped[k]
-	m.mu.RUnlock()
-	if c != nil {
+	if c := m.skipped.load(k); c != nil {
 		return c
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if c = m.skipped[k]; c == nil {
-		c = m.set.GetOrCreateCounter(series("bidguard_bids_skipped_total", "gate", gate, "why", why))
-		m.skipped[k] = c
+	return m.skipped.create(k, series("bidguard_bids_skipped_total", "gate", gate, "why", why), m.set)
+}
+
+// counterMap holds counters created on first use, by key. A lookup of a
+// counter that exists is a map read behind an atomic load, with no lock and
+// no write to memory other requests share (an RWMutex's read lock is an
+// atomic add on one cache line for every core); a new key copies the map
+// under mu (series are few and made once). The zero value is empty.
+type counterMap[K comparable] struct {
+	cur atomic.Pointer[map[K]*metrics.Counter]
+	mu  sync.Mutex
+}
+
+// load returns the counter of k, nil when there is none yet.
+func (c *counterMap[K]) load(k K) *metrics.Counter {
+	if m := c.cur.Load(); m != nil {
+		return (*m)[k]
 	}
-	return c
+	return nil
+}
+
+// create returns the counter of k, creating the series name in set unless
+// a concurrent create made it first.
+func (c *counterMap[K]) create(k K, name string, set *metrics.Set) *metrics.Counter {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.cur.Load()
+	n := 0
+	if old != nil {
+		if v := (*old)[k]; v != nil {
+			return v
+		}
+		n = len(*old)
+	}
+	next := make(map[K]*metrics.Counter, n+1)
+	if old != nil {
+		for key, v := range *old {
+			next[key] = v
+		}
+	}
+	v := set.GetOrCreateCounter(name)
+	next[k] = v
+	c.cur.Store(&next)
+	return v
 }
 
 // snapMeters are the series a snapshot's label values resolve to.
@@ -389,9 +411,17 @@ func (m *meters) record(snap *engine.Snapshot, sm *snapMeters, ev *engine.Eval, 
 		}
 		return
 	}
+	// Kept bids are counted a run of one seat at a time (usually all of
+	// them): one atomic add on the shared counter, not one a bid.
+	var run *seatMeters
+	passed, warned := 0, 0
 	for i := range out.Bids {
 		v := &out.Bids[i]
 		s := sm.seatOf(snap, ev, i)
+		if s != run {
+			run.add(passed, warned)
+			run, passed, warned = s, 0, 0
+		}
 		if !v.Kept {
 			// Removed by its own rejection, else with the response.
 			r := &resp.Rejection
@@ -403,10 +433,21 @@ func (m *meters) record(snap *engine.Snapshot, sm *snapMeters, ev *engine.Eval, 
 			continue
 		}
 		if v.Warned() || resp.Warned() {
-			s.warned.Inc()
+			warned++
 			continue
 		}
-		s.passed.Inc()
+		passed++
+	}
+	run.add(passed, warned)
+}
+
+// add counts passed and warned bids of the seat (nil: none to count).
+func (s *seatMeters) add(passed, warned int) {
+	if passed > 0 {
+		s.passed.Add(passed)
+	}
+	if warned > 0 {
+		s.warned.Add(warned)
 	}
 }
 

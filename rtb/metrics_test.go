@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/VictoriaMetrics/metrics"
 	"github.com/stretchr/testify/require"
 
 	"github.com/bidguard/bidguard/configs"
@@ -137,4 +138,29 @@ func BenchmarkHistogramObserve(b *testing.B) {
 			h.observeNs(ns)
 		}
 	})
+}
+
+// TestCounterMap: concurrent first uses of a key get one counter and make
+// one series; other keys keep theirs.
+func TestCounterMap(t *testing.T) {
+	m := newMeters()
+	a := m.skippedCounter("g", "a")
+	got := make(chan any, 8)
+	for range cap(got) {
+		go func() { got <- m.skippedCounter("g", "b") }()
+	}
+	b := m.skippedCounter("g", "b")
+	for range cap(got) {
+		require.Same(t, b, (<-got).(*metrics.Counter))
+	}
+	require.NotSame(t, a, b)
+	require.Same(t, a, m.skippedCounter("g", "a"))
+	require.Same(t, m.rejectedCounter("s", "g", 1), m.rejectedCounter("s", "g", 1))
+	require.NotSame(t, m.rejectedCounter("s", "g", 1), m.rejectedCounter("s", "g", 2))
+	a.Inc()
+	b.Add(2)
+	var out bytes.Buffer
+	m.write(&out, false)
+	require.Contains(t, out.String(), `bidguard_bids_skipped_total{gate="g",why="a"} 1`+"\n")
+	require.Contains(t, out.String(), `bidguard_bids_skipped_total{gate="g",why="b"} 2`+"\n")
 }
