@@ -16,8 +16,8 @@ package gates
 // form (contentphrases.go); the text is normalised on the fly while the trie is walked, so
 // nothing is lower-cased or copied per string. The trie is walked only from
 // the places a cheap test cannot rule out. When every phrase holds a space
-// (the built-in ones do), the text's white space is found eight bytes at a
-// time, and only a rune of white space right after a byte that may end a
+// (the built-in ones do), the text's white space is found sixteen bytes at
+// a time, and only a rune of white space right after a byte that may end a
 // phrase's part before its first space (for the built-in list 'i', 's' or
 // 'm' in any case, or a byte outside ASCII) has the few places before it
 // tried; text without white space is not read further. Otherwise the

@@ -51,11 +51,9 @@ type phraseSet struct {
 	// ASCII.
 	reach      int
 	anchorPrev [utf8.RuneSelf]bool
-	// anchorWords: the ASCII bytes anchorPrev holds fall into at most
-	// len(anchorFolded) classes under c|0x20 (as folded, unused slots 0),
-	// so findAnchored tests the bytes before eight at once (prevAnchors).
-	anchorWords  bool
-	anchorFolded [3]uint64
+	// anchorAfter is anchorPrev over every byte, true outside ASCII: the
+	// bytes after which findAnchored tries a byte of white space.
+	anchorAfter [256]bool
 	// minLen is the fewest runes of a phrase: a match spans at least one
 	// byte of text per rune of its phrase (a text rune or white space run
 	// reads as one phrase rune).
@@ -107,8 +105,10 @@ func newPhraseSet(list []string) phraseSet {
 	for c := 0xc0; c < 0x100; c++ {
 		ps.start[c] = true
 	}
+	for c := range ps.anchorAfter {
+		ps.anchorAfter[c] = c >= utf8.RuneSelf || ps.anchorPrev[c]
+	}
 	ps.wordScan = ps.foldStarts()
-	ps.anchorWords = ps.foldAnchors()
 	ps.fillFollows()
 	return ps
 }
@@ -201,42 +201,6 @@ func asciiBetween(x uint64, lo, hi byte) uint64 {
 	ge := v + bytesOnes*uint64(0x80-lo) // high bit set where v >= lo
 	gt := v + bytesOnes*uint64(0x7f-hi) // high bit set where v > hi
 	return ge &^ gt &^ x & bytesHigh
-}
-
-// foldAnchors fills anchorFolded with the classes under c|0x20 of the
-// ASCII bytes anchorPrev holds, or returns false (anchorFolded left 0)
-// when they are too many.
-func (ps *phraseSet) foldAnchors() bool {
-	var seen [utf8.RuneSelf]bool
-	var folded [len(ps.anchorFolded)]uint64
-	n := 0
-	for c := range utf8.RuneSelf {
-		if !ps.anchorPrev[c] {
-			continue
-		}
-		if f := byte(c) | 0x20; !seen[f] {
-			if n == len(folded) {
-				return false
-			}
-			seen[f] = true
-			folded[n] = bytesOnes * uint64(f)
-			n++
-		}
-	}
-	ps.anchorFolded = folded
-	return true
-}
-
-// prevAnchors returns, in the high bit of each byte, the bytes of y that
-// may end the part of a phrase before its first space: c with c|0x20 in
-// anchorFolded (every byte anchorPrev holds is among them), or a byte
-// outside ASCII. The zero test is the short one, as in candidates: it may
-// flag more, never fewer.
-func (ps *phraseSet) prevAnchors(y uint64) uint64 {
-	lower := y | 0x2020202020202020
-	a, b, c := lower^ps.anchorFolded[0], lower^ps.anchorFolded[1], lower^ps.anchorFolded[2]
-	zero := (a-bytesOnes)&^a | (b-bytesOnes)&^b | (c-bytesOnes)&^c
-	return (zero | y) & bytesHigh
 }
 
 // addPrefilter records the normalised phrase norm in the ASCII prefilter
@@ -364,12 +328,11 @@ func (ps *phraseSet) find(s []byte) string {
 		return ""
 	}
 	if ps.spaced {
-		from := firstMaybeSpace(s)
-		if from < 0 {
-			return ""
-		}
 		if len(s) >= 8 {
-			return ps.findAnchored(s, from)
+			return ps.findAnchored(s, 0)
+		}
+		if !shortMaybeSpace(s) {
+			return ""
 		}
 	}
 	if !ps.wordScan || len(s) < 8 {
@@ -414,8 +377,8 @@ func (ps *phraseSet) find(s []byte) string {
 	return ""
 }
 
-// findAnchored is find for a spaced set on s of eight bytes and more, none
-// of them white space before from: the places a match may begin are tried
+// findAnchored is find for a spaced set on s of eight bytes and more, from
+// s[from] (none of the bytes before it white space): the places a match may begin are tried
 // only before an anchor, a rune of white space right after a rune that may
 // end a phrase's part before its first space, and at most reach bytes
 // before it. Every match has its anchor (the white space its first space
@@ -424,64 +387,101 @@ func (ps *phraseSet) find(s []byte) string {
 // before each anchor in turn, from the last anchor on: a match that begins
 // before an anchor has its own anchor before it.
 func (ps *phraseSet) findAnchored(s []byte, from int) string {
-	// A byte up to ' ' or outside ASCII: a byte below 0x21 leaves the high
-	// bit set in its lane of x-0x21 (the borrow of a lane below only
-	// reaches lanes above one that is below 0x21 itself, "Bit Twiddling
-	// Hacks", hasless), a byte outside ASCII has it set in x. The words
-	// are tested in a loop of their own; the bytes they flag (one word in
-	// a few, in text) are tried out of it.
-	const below = bytesOnes * 0x21
 	next := 0 // the places before next have been tried or cannot begin a match
-	last := len(s) - 8
-	i := from
-	for ; i <= last; i += 8 {
-		x := binary.LittleEndian.Uint64(s[i : i+8])
-		m := ((x - below) | x) & bytesHigh
-		if m != 0 && ps.anchorWords {
-			// Only a flagged byte after one prevAnchors flags may be an
-			// anchor: the byte before each is x shifted up one byte,
-			// s[i-1] below it (at the start of s, 0: p == 0 is no anchor).
-			y := x << 8
-			if i > 0 {
-				y |= uint64(s[i-1])
-			}
-			m &= ps.prevAnchors(y)
-		}
-		if m != 0 {
-			if r := ps.tryAnchors(s, i, m, &next); r != "" {
-				return r
-			}
-		}
-	}
-	if i < len(s) {
-		// The last eight bytes, those already tested masked off.
-		x := binary.LittleEndian.Uint64(s[last:])
-		if m := ((x - below) | x) & bytesHigh & (^uint64(0) << (8 * (i - last))); m != 0 {
-			return ps.tryAnchors(s, last, m, &next)
+	for p := ps.anchorFrom(s, from); p >= 0; p = ps.anchorFrom(s, p+1) {
+		if r := ps.tryAnchor(s, p, &next); r != "" {
+			return r
 		}
 	}
 	return ""
 }
 
-// tryAnchors is findAnchored on the bytes m flags in the word at s[i]: for
-// each that is an anchor, the places up to reach bytes before it (and from
-// *next on) are tried. It returns the reason of the phrase found, or "".
-func (ps *phraseSet) tryAnchors(s []byte, i int, m uint64, next *int) string {
-	for ; m != 0; m &= m - 1 {
-		p := i + bits.TrailingZeros64(m)>>3
-		if p == 0 {
-			continue
-		}
-		if c := s[p-1]; c < utf8.RuneSelf && !ps.anchorPrev[c] || !spaceAt(s, p) {
-			continue
-		}
-		for j := max(p-ps.reach, *next); j < p; j++ {
-			if k := ps.tryAt(s, j); k >= 0 {
-				return ps.reasons[k]
+// anchorFrom returns the first place p from i on (in s of eight bytes and
+// more) that may be an anchor, or -1: a byte up to ' ' or outside ASCII
+// right after a byte anchorAfter holds (at p == 0, after none: 0).
+//
+// A byte up to ' ' or outside ASCII: a byte below 0x21 leaves the high bit
+// set in its lane of x-0x21 (the borrow of a lane below only reaches lanes
+// above one that is below 0x21 itself, "Bit Twiddling Hacks", hasless), a
+// byte outside ASCII has it set in x. Sixteen bytes are tested at once,
+// then each word of them that holds a flagged byte (a word in two, in
+// markup) a byte at a time, the byte before each read from the word
+// shifted up one byte with the byte before it below. The loop calls
+// nothing, so that what it holds stays in registers; below and high are
+// variables for the same reason.
+func (ps *phraseSet) anchorFrom(s []byte, i int) int {
+	below, high := wordsBelowSpace, wordsHigh
+	var prev uint64 // s[i-1], 0 at the start of s
+	if i > 0 {
+		prev = uint64(s[i-1])
+	}
+	t := s[i:]
+	for ; len(t) >= 16; t = t[16:] {
+		x, y := binary.LittleEndian.Uint64(t), binary.LittleEndian.Uint64(t[8:])
+		if mx, my := ((x-below)|x)&high, ((y-below)|y)&high; mx|my != 0 {
+			if k := ps.anchorIn(mx, x<<8|prev); k >= 0 {
+				return len(s) - len(t) + k
+			}
+			if k := ps.anchorIn(my, y<<8|x>>56); k >= 0 {
+				return len(s) - len(t) + 8 + k
 			}
 		}
-		*next = p
+		prev = y >> 56
 	}
+	if len(t) >= 8 {
+		x := binary.LittleEndian.Uint64(t)
+		if k := ps.anchorIn(((x-below)|x)&high, x<<8|prev); k >= 0 {
+			return len(s) - len(t) + k
+		}
+		t = t[8:]
+	}
+	if len(t) == 0 {
+		return -1
+	}
+	// The last eight bytes of s, those tested above masked off.
+	last := len(s) - 8
+	x := binary.LittleEndian.Uint64(s[last:])
+	y := x << 8
+	if last > 0 {
+		y |= uint64(s[last-1])
+	}
+	if k := ps.anchorIn(((x-below)|x)&high&(^uint64(0)<<(8*(8-len(t)))), y); k >= 0 {
+		return last + k
+	}
+	return -1
+}
+
+// The constants of anchorFrom's word test, as variables.
+var wordsBelowSpace, wordsHigh uint64 = bytesOnes * 0x21, bytesHigh
+
+// anchorIn returns the place in a word of the first byte m flags (in the
+// high bit of each byte) whose byte before, in y (the word shifted up one
+// byte, the byte before it below), anchorAfter holds; -1 when none does.
+func (ps *phraseSet) anchorIn(m, y uint64) int {
+	for ; m != 0; m &= m - 1 {
+		sh := uint(bits.TrailingZeros64(m)) &^ 7
+		if ps.anchorAfter[byte(y>>sh)] {
+			return int(sh >> 3)
+		}
+	}
+	return -1
+}
+
+// tryAnchor is findAnchored at s[p], a byte flagged after a byte that may
+// end a phrase's part before its first space: when a rune of white space
+// begins there (an anchor), the places up to reach bytes before it (and
+// from *next on) are tried. It returns the reason of the phrase found, or
+// "".
+func (ps *phraseSet) tryAnchor(s []byte, p int, next *int) string {
+	if p == 0 || !spaceAt(s, p) {
+		return ""
+	}
+	for j := max(p-ps.reach, *next); j < p; j++ {
+		if k := ps.tryAt(s, j); k >= 0 {
+			return ps.reasons[k]
+		}
+	}
+	*next = p
 	return ""
 }
 
@@ -498,44 +498,15 @@ func spaceAt(s []byte, p int) bool {
 	return unicode.IsSpace(r)
 }
 
-// firstMaybeSpace returns where the first sixteen bytes (eight at the
-// end; the last eight, which may begin among bytes already tested, in s
-// of eight bytes and more; one in a shorter s) of s that may hold white
-// space begin, or -1: a byte up to ' ' or outside ASCII, as findAnchored
-// tests them. No byte before the place returned may be white space.
-func firstMaybeSpace(s []byte) int {
-	const below = bytesOnes * 0x21
-	i := 0
-	for ; i+16 <= len(s); i += 16 {
-		x, y := binary.LittleEndian.Uint64(s[i:]), binary.LittleEndian.Uint64(s[i+8:])
-		if ((x-below)|x|(y-below)|y)&bytesHigh != 0 {
-			return i
+// shortMaybeSpace reports whether s, of fewer than eight bytes, holds a
+// byte up to ' ' or outside ASCII, where white space may begin.
+func shortMaybeSpace(s []byte) bool {
+	for _, c := range s {
+		if c <= ' ' || c >= utf8.RuneSelf {
+			return true
 		}
 	}
-	if i+8 <= len(s) {
-		x := binary.LittleEndian.Uint64(s[i:])
-		if ((x-below)|x)&bytesHigh != 0 {
-			return i
-		}
-		i += 8
-	}
-	if i == len(s) {
-		return -1
-	}
-	if last := len(s) - 8; last >= 0 {
-		// The bytes of the last eight before i tested clean above: the
-		// word flags a byte only if one of s[i:] may be white space.
-		if x := binary.LittleEndian.Uint64(s[last:]); ((x-below)|x)&bytesHigh != 0 {
-			return last
-		}
-		return -1
-	}
-	for ; i < len(s); i++ {
-		if s[i] <= ' ' || s[i] >= utf8.RuneSelf {
-			return i
-		}
-	}
-	return -1
+	return false
 }
 
 // tryAt returns the lowest phrase index that matches at s[i], or -1.

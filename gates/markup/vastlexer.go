@@ -170,6 +170,34 @@ func (lx *xmlLexer) readName() string {
 	return s[start:i]
 }
 
+// readQName reads a Name as readName does, and its local part as
+// localName gives it (ok false when the name is empty or not a name in
+// XML namespaces). The name's bytes' classes are or'ed as it is read: one
+// without a colon (most) is its own local part, and localName's search
+// for colons is spared.
+func (lx *xmlLexer) readQName() (name, local string, ok bool) {
+	s, start := lx.s, lx.i
+	if start >= len(s) || !isNameStart(s[start]) {
+		return "", "", false
+	}
+	f := nameBytes[s[start]]
+	i := start + 1
+	for ; i < len(s); i++ {
+		c := nameBytes[s[i]]
+		if c == 0 {
+			break
+		}
+		f |= c
+	}
+	lx.i = i
+	name = s[start:i]
+	if f&nameColon == 0 {
+		return name, name, true
+	}
+	local, ok = localName(name)
+	return name, local, ok
+}
+
 // pi reads a processing instruction; the XML declaration (target xml in
 // any case) may only come first.
 func (lx *xmlLexer) pi(first bool) xmlToken {
@@ -304,8 +332,7 @@ func equalBytes(x uint64, c byte) uint64 {
 // startTag reads a start tag's name, after its '<'.
 func (lx *xmlLexer) startTag() xmlToken {
 	lx.nameAt = lx.i
-	n := lx.readName()
-	local, ok := localName(n)
+	n, local, ok := lx.readQName()
 	if !ok || lx.depth == maxVASTDepth {
 		return lx.fail()
 	}
@@ -342,8 +369,7 @@ func (lx *xmlLexer) attr() xmlToken {
 		return lx.fail()
 	}
 	at := lx.i
-	an := lx.readName()
-	al, ok := localName(an)
+	an, al, ok := lx.readQName()
 	if !ok {
 		return lx.fail()
 	}
@@ -507,11 +533,13 @@ func isNameChar(c byte) bool { return nameBytes[c] != 0 }
 
 // nameBytes classifies the bytes of a Name: any byte of a multi-byte
 // character, the ASCII letters, '_' and ':' start one; digits, '-' and '.'
-// continue one.
+// continue one. ':' has a bit of its own (nameColon).
 var nameBytes = func() (t [256]uint8) {
 	for c := 0; c < 256; c++ {
 		switch {
-		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c == ':' || c >= 0x80:
+		case c == ':':
+			t[c] = nameStart | nameChar | nameColon
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '_' || c >= 0x80:
 			t[c] = nameStart | nameChar
 		case c >= '0' && c <= '9' || c == '-' || c == '.':
 			t[c] = nameChar
@@ -523,6 +551,7 @@ var nameBytes = func() (t [256]uint8) {
 const (
 	nameStart = 1 << iota
 	nameChar
+	nameColon // ':', which readQName looks for
 )
 
 // localName drops a namespace prefix: the part after the name's colon,
