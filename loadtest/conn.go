@@ -69,9 +69,12 @@ func (c *client) close() {
 	}
 }
 
+// isTimeout reports a deadline error: os.ErrDeadlineExceeded, a net.Error
+// that timed out, or fasthttp.ErrTimeout (which has Timeout but is no
+// net.Error: an answer cut off by the deadline is a timeout, not bad HTTP).
 func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+	var t interface{ Timeout() bool }
+	return errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &t) && t.Timeout())
 }
 
 // classify maps a failed exchange to its errors kind.
