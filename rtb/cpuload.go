@@ -8,8 +8,9 @@ import (
 // cpuMeter tells the governor how busy the CPUs bidguard can run on were
 // over the last cpuWindow samples: the higher of two shares,
 //
-//   - the process's own CPU time over GOMAXPROCS cores (a container's CPU
-//     limit sets GOMAXPROCS: at the limit this is 1, whatever the node does),
+//   - the process's own CPU time over the cores it may use: GOMAXPROCS, or
+//     its cgroup's CPU limit when lower (at the limit this is 1, whatever
+//     the node does),
 //   - the busy time (steal included: a CPU the hypervisor gave away is not
 //     one bidguard can use) of the CPUs in the process's affinity mask, from
 //     /proc/stat on Linux (a machine shared with other processes: bidguard
@@ -31,11 +32,12 @@ type cpuSample struct {
 	wall        time.Time
 	proc        time.Duration
 	busy, total uint64
-	procs       int // GOMAXPROCS at the reading
+	cores       float64 // cores the process may use: GOMAXPROCS, or its CPU limit when lower
 }
 
-// cpuSource reads a sample's process and machine parts; ok false when the
-// process's CPU time cannot be read (the share is then unknown).
+// cpuSource reads a sample's process and machine parts, and lowers its
+// cores to a CPU limit; ok false when the process's CPU time cannot be read
+// (the share is then unknown).
 type cpuSource interface {
 	read(s *cpuSample) (ok bool)
 }
@@ -52,7 +54,7 @@ const (
 
 // sample reads the meter at now.
 func (m *cpuMeter) sample(now time.Time) {
-	s := cpuSample{wall: now, procs: runtime.GOMAXPROCS(0)}
+	s := cpuSample{wall: now, cores: float64(runtime.GOMAXPROCS(0))}
 	if m.src == nil || !m.src.read(&s) {
 		s = cpuSample{} // unknown: breaks the window until cpuWindow more samples
 	}
@@ -85,8 +87,11 @@ func busyShare(a, b cpuSample) (float64, bool) {
 	if wall <= 0 {
 		return 0, false
 	}
-	procs := max(min(a.procs, b.procs), 1)
-	share := float64(b.proc-a.proc) / (float64(wall) * float64(procs))
+	cores := min(a.cores, b.cores)
+	if cores <= 0 {
+		return 0, false
+	}
+	share := float64(b.proc-a.proc) / (float64(wall) * cores)
 	if b.total > a.total && b.busy >= a.busy {
 		share = max(share, float64(b.busy-a.busy)/float64(b.total-a.total))
 	}

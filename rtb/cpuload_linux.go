@@ -14,12 +14,16 @@ type linuxCPU struct {
 	stat    *os.File // nil: /proc/stat unreadable, the process's share only
 	allowed unix.CPUSet
 	buf     []byte
+	quota   *cgroupQuota
 }
 
 // newCPUSource opens /proc/stat and reads the affinity mask once: a mask
 // changed later (taskset on a running process) is not followed.
 func newCPUSource() cpuSource {
-	c := &linuxCPU{}
+	c := &linuxCPU{quota: &cgroupQuota{}}
+	if self, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		c.quota = openCgroupQuota(self, "/sys/fs/cgroup")
+	}
 	if unix.SchedGetaffinity(0, &c.allowed) != nil {
 		return c
 	}
@@ -39,6 +43,9 @@ func (c *linuxCPU) read(s *cpuSample) bool {
 		return false
 	}
 	s.proc = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	if limit := c.quota.cores(); limit > 0 {
+		s.cores = min(s.cores, limit)
+	}
 	if c.stat != nil {
 		n, err := c.stat.ReadAt(c.buf, 0)
 		if n > 0 && (err == nil || n < len(c.buf)) {
