@@ -31,6 +31,10 @@ const (
 	kindPtr
 	kindSlice
 	kindStruct
+	// kindPresentFloat is a *float64 decoded in place: into a float64
+	// (null stores 0), the decoder recording whether the pointer would be
+	// set (decoder.present). Only the bid's price has it (bidInPlacePlan).
+	kindPresentFloat
 )
 
 // plan is how one Go type is read and written.

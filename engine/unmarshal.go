@@ -75,6 +75,9 @@ type decoder struct {
 	// add it). Invalid UTF-8 and escaped surrogates (a lone one decodes to
 	// U+FFFD here only) are found by the validating pass (jsonraw.Doc).
 	track, dirty bool
+	// present is whether the last kindPresentFloat value decoded was a
+	// number (its pointer set), not null.
+	present bool
 }
 
 // typeError is a value of the wrong JSON type, located by its path.
@@ -171,6 +174,8 @@ func (d *decoder) value(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 			*(*sliceHeader)(ptr) = sliceHeader{}
 		case kindRaw:
 			*(*[]byte)(ptr) = data[i : i+4 : i+4]
+		case kindPresentFloat:
+			*(*float64)(ptr), d.present = 0, false
 		}
 		return k + 1, nil
 	}
@@ -196,7 +201,7 @@ func (d *decoder) value(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 			return k, d.typeErr(i, d.jsonType(k))
 		}
 		return d.integer(k, p, ptr)
-	case kindFloat:
+	case kindFloat, kindPresentFloat:
 		if c != '-' && (c < '0' || c > '9') {
 			return k, d.typeErr(i, d.jsonType(k))
 		}
@@ -206,6 +211,9 @@ func (d *decoder) value(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 			return k, d.typeErr(i, "number "+clipLiteral(num))
 		}
 		*(*float64)(ptr) = f
+		if p.kind == kindPresentFloat {
+			d.present = true
+		}
 		return k + 1, nil
 	case kindSlice:
 		if c != '[' {
