@@ -172,6 +172,11 @@ func (d *directDecoder) skip(i int) (int, error) {
 	case '[':
 		return d.array(i, nil, nil)
 	case '"':
+		if i <= len(data)-9 {
+			if n := jsonraw.ShortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
+				return i + n, nil
+			}
+		}
 		end, _, _, ok := jsonraw.ScanString(data, i)
 		if !ok {
 			return i, errDeclined

@@ -149,13 +149,9 @@ func ValidateTokens(data []byte, toks *[]Token) (Doc, error) {
 // escape, utf8OK whether its bytes are valid UTF-8. ok is false where
 // Validate rejects the document (end is then meaningless). It is for a
 // reader that validates as it goes, checking the grammar around the strings
-// and numbers itself.
+// and numbers itself. Such a reader takes the usual short string with
+// ShortString first, inlined: ScanString does not try it again.
 func ScanString(data []byte, i int) (end int, esc, utf8OK, ok bool) {
-	if i <= len(data)-9 {
-		if n := ShortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
-			return i + n, false, true, true
-		}
-	}
 	end, bad, err := scanString(data, i, 0)
 	return end, bad&escaped != 0, bad&badUTF8 == 0, err == nil
 }
