@@ -112,6 +112,10 @@ type messages struct {
 	liveBids  []uint32        // offsets of the first bid of each seatbid's bids, for shadowedBids
 	reqArena  arena
 	respArena arena
+	// reqUsed (respUsed): the request's (the response's) half was written
+	// or handed out since its last reset, which is otherwise a no-op: a
+	// pooled Eval is reset when released and again as it decodes.
+	reqUsed, respUsed bool
 }
 
 func (m *messages) reset() {
@@ -120,6 +124,10 @@ func (m *messages) reset() {
 }
 
 func (m *messages) resetRequest() {
+	if !m.reqUsed {
+		return
+	}
+	m.reqUsed = false
 	m.reqArena.reset()
 	if cap(m.reqToks) > maxPooledTokens {
 		m.reqToks = nil
@@ -137,6 +145,10 @@ const maxPooledTokens = 16 << 10
 const responseBytesPerToken = 12
 
 func (m *messages) resetResponse() {
+	if !m.respUsed {
+		return
+	}
+	m.respUsed = false
 	m.respArena.reset()
 	if cap(m.respToks) > maxPooledTokens {
 		m.respToks = nil
@@ -158,6 +170,7 @@ func (m *messages) resetResponse() {
 func (e *Eval) DecodeRequest(data []byte) error {
 	m := &e.msgs
 	m.resetRequest()
+	m.reqUsed = true
 	e.In.RawRequest, e.In.Request, e.In.RegsDSA = data, nil, nil
 	dd := directDecoder{data: data, ar: &m.reqArena}
 	if dd.decode(requestPlan, unsafe.Pointer(&m.req)) != nil {
@@ -179,6 +192,7 @@ func (e *Eval) DecodeRequest(data []byte) error {
 // decodeRequestTokens decodes the request through its tokens, as a
 // response is decoded: what decides a document the direct decoder declines.
 func (m *messages) decodeRequestTokens(data []byte) error {
+	m.reqUsed = true
 	doc, err := jsonraw.ValidateTokens(data, &m.reqToks)
 	if err != nil {
 		return err
@@ -201,6 +215,7 @@ func (m *messages) decodeRequestTokens(data []byte) error {
 func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
 	m := &e.msgs
 	m.resetResponse()
+	m.respUsed = true
 	in := &e.In
 	in.RawResponse, in.Response, in.Bids, in.ResponseEmpty = data, nil, in.Bids[:0], false
 	in.rawResponseUTF8, in.responseTokens, in.responseDecoded = false, nil, nil

@@ -1,12 +1,15 @@
 package engine
 
 import (
+	"os"
+	"strings"
 	"testing"
 	"unsafe"
 
 	"github.com/prebid/openrtb/v20/openrtb2"
 	"github.com/stretchr/testify/require"
 
+	"github.com/bidguard/bidguard/config"
 	"github.com/bidguard/bidguard/jsonraw"
 )
 
@@ -87,4 +90,85 @@ func TestDecodeBidInPlace(t *testing.T) {
 		ids = append(ids, b.Bid.ID)
 	}
 	require.Equal(t, []string{"c", "d", "a", "b"}, ids)
+}
+
+// requireClean requires m to be as a reset leaves it: the decoded values
+// zero, no slab in use and every slab's memory zero, the string records
+// cleared.
+func requireClean(t *testing.T, m *messages, what string) {
+	t.Helper()
+	require.False(t, m.reqUsed, what)
+	require.False(t, m.respUsed, what)
+	require.Equal(t, wireRequest{}, m.req, what)
+	require.Equal(t, wireResponse{}, m.resp, what)
+	require.Equal(t, openrtb2.BidResponse{}, m.out, what)
+	require.Equal(t, ResponseInfo{}, m.info, what)
+	require.Empty(t, m.reqToks, what)
+	require.Empty(t, m.respToks, what)
+	require.Empty(t, m.bidArrays, what)
+	require.Empty(t, m.liveBids, what)
+	for _, s := range m.respDec[:cap(m.respDec)] {
+		require.Empty(t, s, what)
+	}
+	for _, a := range []*arena{&m.reqArena, &m.respArena} {
+		require.Empty(t, a.dirty, what)
+		require.Empty(t, a.text, what)
+		for k := range a.slabs {
+			s := &a.slabs[k]
+			require.Zero(t, s.used, what)
+			require.False(t, s.listed, what)
+			if s.base != nil {
+				for _, c := range unsafe.Slice((*byte)(s.base), uintptr(s.n)*s.size) {
+					require.Zero(t, c, "%s: slab %d", what, k)
+				}
+			}
+		}
+	}
+}
+
+// TestResetSkipsOnlyCleanHalves: a reset leaves the messages clean after
+// every way of decoding (taken, declined by the direct decoder, rejected,
+// a half not decoded, a Run without decoding), and a reset of a clean
+// half, which returns at once, finds nothing to do.
+func TestResetSkipsOnlyCleanHalves(t *testing.T) {
+	req, _ := os.ReadFile("testdata/typical-request.json")
+	resp, _ := os.ReadFile("testdata/typical-response.json")
+	deep := `{"id":"1","imp":[{"id":"1"}],"ext":` + strings.Repeat("[", maxDirectDepth+1) + strings.Repeat("]", maxDirectDepth+1) + `}`
+	e := AcquireEval()
+	defer ReleaseEval(e)
+	e.reset()
+	requireClean(t, &e.msgs, "acquired")
+	for _, c := range []struct{ req, resp string }{
+		{string(req), string(resp)},
+		{deep, ""},
+		{`{"id":1}`, `{"id":"1","seatbid":[{"bid":[{"id":"a","price":"1"}]}]}`},
+		{"", string(resp)},
+		{string(req), ""},
+		{`{"id":"1","imp":[{"id":"1","banner":{"w":1}}]} x`, `{"id":"1","seatbid":[{"bid":[{"id":"a","adm":"\"x\""}]}]} x`},
+	} {
+		what := c.req + " / " + c.resp
+		if c.req != "" {
+			_ = e.DecodeRequest([]byte(c.req))
+		}
+		if c.resp != "" {
+			_ = e.DecodeResponse([]byte(c.resp), 1000)
+		}
+		e.reset()
+		requireClean(t, &e.msgs, what)
+		e.reset()
+		requireClean(t, &e.msgs, what+", reset twice")
+	}
+	// A Run hands out the empty halves: they count as used.
+	reg := Registry{"imp": {Name: "imp", ResultName: "imp", Kind: PerBid,
+		New: func(any, Env) (Gate, error) { return impProbe{}, nil }}}
+	const yaml = "policy:\n  gates:\n    - gate: imp\n"
+	cfg, err := config.Parse("imp.yaml", []byte(yaml))
+	require.NoError(t, err)
+	snap, err := Compile(cfg, "imp.yaml", []byte(yaml), reg)
+	require.NoError(t, err)
+	e.Run(snap, RunOptions{})
+	require.True(t, e.msgs.reqUsed)
+	require.True(t, e.msgs.respUsed)
+	e.reset()
+	requireClean(t, &e.msgs, "run without decoding")
 }

@@ -162,10 +162,10 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	e.scope.newRequest(len(e.In.Bids))
 	in.resetClock()
 	if in.Response == nil {
-		in.Response = &e.msgs.out
+		in.Response, e.msgs.respUsed = &e.msgs.out, true
 	}
 	if in.Request == nil {
-		in.Request = &e.msgs.req.BidRequest
+		in.Request, e.msgs.reqUsed = &e.msgs.req.BidRequest, true
 	}
 	bids := in.Bids
 	if cap(e.Out.Bids) < len(bids) {
