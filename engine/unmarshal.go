@@ -35,12 +35,12 @@ package engine
 //
 // Cost, on the benchmarks' typical documents (one core of a shared 2-core
 // machine, fastest runs, no allocation): DecodeResponse about 3.6 µs for the
-// 2.2 KB response (3 bids), about 45,500 instructions (cachegrind; 42,300
+// 2.2 KB response (3 bids), about 43,700 instructions (cachegrind; 40,600
 // without white space), of which the validating pass is about half and the
 // rest mostly key matching (jsonraw.Keys), unescaping strings that hold
 // escapes (a creative's markup) and storing into the arena. The 970-byte
 // request (3 imps) took about 43,000 instructions through the tokens;
-// through the direct decoder it takes about 30,600 (28,400 without white
+// through the direct decoder it takes about 29,600 (27,400 without white
 // space).
 
 import (
