@@ -294,3 +294,43 @@ func TestPlainStringAgreesWithSlicing(t *testing.T) {
 		require.NotZero(t, n, "%q", data)
 	}
 }
+
+// TestKeyBytesAgreesWithSlicing: keyBytes and inBetween give the key
+// token's slice of the document, data[Off+1:End-1], capacity included, for
+// every key of the
+// typical documents, indented and compact, and of short documents whose
+// keys end near the document's end.
+func TestKeyBytesAgreesWithSlicing(t *testing.T) {
+	req, err := os.ReadFile("testdata/typical-request.json")
+	require.NoError(t, err)
+	resp, err := os.ReadFile("testdata/typical-response.json")
+	require.NoError(t, err)
+	docs := [][]byte{req, resp, []byte(`{"":1}`), []byte(`{"a":{"\"b":[],"c\u0064":{}}}`), []byte(`{"abcdefghi":0}`)}
+	for _, d := range [][]byte{req, resp} {
+		var buf bytes.Buffer
+		require.NoError(t, json.Compact(&buf, d))
+		docs = append(docs, buf.Bytes())
+	}
+	for _, data := range docs {
+		// Some spare capacity past the document, as a pooled buffer has.
+		data = append(make([]byte, 0, len(data)+5), data...)
+		var toks []jsonraw.Token
+		doc, err := jsonraw.ValidateTokens(data, &toks)
+		require.NoError(t, err)
+		d := decoder{data: data, toks: toks, doc: doc}
+		n := 0
+		for k := range toks {
+			if toks[k].Kind != jsonraw.TokKey {
+				continue
+			}
+			want := data[toks[k].Off+1 : toks[k].End-1]
+			for _, got := range [][]byte{d.keyBytes(&toks[k]), inBetween(data, int(toks[k].Off), int(toks[k].End))} {
+				require.Equal(t, string(want), string(got))
+				require.Equal(t, cap(want), cap(got), "%q", want)
+				require.True(t, unsafe.SliceData(want) == unsafe.SliceData(got), "%q", want)
+			}
+			n++
+		}
+		require.NotZero(t, n, "%q", data)
+	}
+}

@@ -318,7 +318,7 @@ func (d *directDecoder) object(i int, p *plan, base unsafe.Pointer) (int, error)
 		var err error
 		if p == nil {
 			j, err = d.value(j, nil, nil)
-		} else if f, _ := p.keys.MatchExact(data[i+1 : keyEnd-1]); f < 0 {
+		} else if f, _ := p.keys.MatchExact(inBetween(data, i, keyEnd)); f < 0 {
 			j, err = d.value(j, nil, nil)
 		} else {
 			fl := &p.fields[f]

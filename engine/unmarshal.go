@@ -266,6 +266,24 @@ func (d *decoder) plainString(t *jsonraw.Token, ptr unsafe.Pointer) bool {
 	return true
 }
 
+// keyBytes returns the bytes between the quotes of key token t (inBetween).
+func (d *decoder) keyBytes(t *jsonraw.Token) []byte {
+	return inBetween(d.data, int(t.Off), int(t.End))
+}
+
+// inBetween returns data[start+1:end-1], the bytes between the quotes of
+// the string data[start:end] of a validated document, without its bounds
+// checks: the capacity runs to the end of data's, as the slicing's does
+// (Keys.MatchExact reads a short key in one word when it can).
+func inBetween(data []byte, start, end int) []byte {
+	h := sliceHeader{
+		data: unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), start+1),
+		len:  end - start - 2,
+		cap:  cap(data) - start - 1,
+	}
+	return *(*[]byte)(unsafe.Pointer(&h))
+}
+
 // integer decodes the number at data[i] as encoding/json does for an
 // integer field (strconv.ParseInt): digits only, within the field's bits.
 func (d *decoder) integer(k int, p *plan, ptr unsafe.Pointer) (int, error) {
@@ -354,7 +372,7 @@ func (d *decoder) object(k int, p *plan, base unsafe.Pointer) (int, error) {
 	var seen uint64 // while tracking: the fields met, for repeats
 	for j < end-1 {
 		key := &d.toks[j]
-		f, exact := p.keys.MatchExact(data[key.Off+1 : key.End-1])
+		f, exact := p.keys.MatchExact(d.keyBytes(key))
 		if d.track && !d.dirty {
 			d.dirty = !exact || f >= 64 || seen&(1<<f) != 0
 			seen |= 1 << (f & 63)
