@@ -405,7 +405,9 @@ func ShortString(x uint64) int {
 	if m&-m&quoteBytes(x) == 0 {
 		return 0
 	}
-	return bits.TrailingZeros64(m)>>3 + 2
+	// m is not 0 here; the high bit set tells the compiler so (its
+	// trailing zeros then need no test for 0), and moves no lower bit.
+	return bits.TrailingZeros64(m|1<<63)>>3 + 2
 }
 
 // ShortNumber is the usual case of Validate's number scan, small enough to
