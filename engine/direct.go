@@ -359,12 +359,15 @@ func (d *directDecoder) array(i int, p *plan, h *sliceHeader) (int, error) {
 			} else {
 				elem := p.elem
 				if n >= h.cap {
-					c := elem.growth.first
-					if h.cap != 0 {
-						c = elem.growth.next(h.cap)
+					if h.cap == 0 {
+						// The first step, a new region: what grow does for a
+						// slice of no capacity (nil, or an empty one's zeroLength,
+						// never the end of a chunk).
+						h.data, h.cap = d.ar.alloc(elem, elem.growth.first), elem.growth.first
+					} else {
+						c := elem.growth.next(h.cap)
+						h.data, h.cap = d.ar.grow(elem, h.data, h.cap, c), c
 					}
-					h.data = d.ar.grow(elem, h.data, h.cap, c)
-					h.cap = c
 				}
 				if n >= h.len {
 					h.len = n + 1
