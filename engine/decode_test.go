@@ -221,6 +221,7 @@ func TestEightDigits(t *testing.T) {
 	alphabet := "0123456789.eE-+,}\"\x00\xff/:"
 	rng := rand.New(rand.NewPCG(3, 4))
 	var word [8]byte
+	short := 0
 	for range 300_000 {
 		n := 1 + rng.IntN(8)
 		for k := range word {
@@ -230,13 +231,23 @@ func TestEightDigits(t *testing.T) {
 				word[k] = alphabet[rng.IntN(len(alphabet))]
 			}
 		}
-		v, ok := eightDigits(binary.LittleEndian.Uint64(word[:]), n)
+		x := binary.LittleEndian.Uint64(word[:])
+		v, ok := eightDigits(x, n)
 		want, err := strconv.ParseUint(string(word[:n]), 10, 64)
 		require.Equal(t, err == nil, ok, "%q of %q", word[:n], word)
 		if ok {
 			require.Equal(t, want, v, "%q", word[:n])
 		}
+		// The direct decoder's path: the digits ShortNumber takes, read
+		// by digitsValue unchecked, as eightDigits reads them.
+		if m := jsonraw.ShortNumber(x); m != 0 && word[0] != '0' {
+			want, err := strconv.ParseUint(string(word[:m]), 10, 64)
+			require.NoError(t, err, "%q", word)
+			require.Equal(t, want, digitsValue(x<<(uint(8*(8-m))&63)), "%q", word[:m])
+			short++
+		}
 	}
+	require.Greater(t, short, 10_000)
 	v, ok := eightDigits(binary.LittleEndian.Uint64([]byte("99999999")), 8)
 	require.True(t, ok)
 	require.Equal(t, uint64(99999999), v)

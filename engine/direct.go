@@ -241,10 +241,8 @@ func (d *directDecoder) integer(i int, p *plan, ptr unsafe.Pointer) (int, error)
 		// The usual integer without a call, read in the word that
 		// validates it.
 		x := binary.LittleEndian.Uint64(data[i:])
-		if n := jsonraw.ShortNumber(x); n != 0 {
-			if v, ok := eightDigits(x, n); ok && storeInt(p, ptr, v, false) {
-				return i + n, nil
-			}
+		if n := jsonraw.ShortNumber(x); n != 0 && storeInt(p, ptr, digitsValue(x<<(uint(8*(8-n))&63)), false) {
+			return i + n, nil
 		}
 	}
 	if c != '-' && (c < '0' || c > '9') {

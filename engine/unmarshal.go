@@ -351,13 +351,21 @@ func eightDigits(x uint64, n int) (v uint64, ok bool) {
 	if ((x-lo*'0')&^x|(x+lo*(0x80-'9'-1))|x)&(hi>>sh) != 0 || n <= 0 {
 		return 0, false
 	}
-	// The digits to the top of the word, as if led by zeros, then
-	// combined in pairs, fours and eights (the first digit is the lowest
+	// The digits to the top of the word, as if led by zeros.
+	return digitsValue(x << sh), true
+}
+
+// digitsValue is the value of the digits at the top of x, its lower bytes
+// zero (x shifted left by 8*(8-n) for n digits): eightDigits without the
+// check, for digits known to be digits (as jsonraw.ShortNumber finds them).
+func digitsValue(x uint64) uint64 {
+	const lo = 0x0101010101010101
+	// Combined in pairs, fours and eights (the first digit is the lowest
 	// byte, so the most significant).
-	x = (x << sh) & (lo * 0x0f)
+	x &= lo * 0x0f
 	x = x * (10<<8 + 1) >> 8
 	x = (x & 0x00ff00ff00ff00ff) * (100<<16 + 1) >> 16
-	return (x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32, true
+	return (x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32
 }
 
 // object decodes the object of token k into the struct at base.
