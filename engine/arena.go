@@ -125,7 +125,11 @@ func (a *arena) reset() {
 		case s.pointers:
 			clearPointerful(s.base, uintptr(s.used)*s.size)
 		default:
-			clear(unsafe.Slice((*byte)(s.base), uintptr(s.used)*s.size))
+			// Viewed through an array pointer, not unsafe.Slice: a
+			// kept chunk is at most maxKeptSlabBytes, and a slice of
+			// an array costs one bounds check, unsafe.Slice four.
+			n := uintptr(s.used) * s.size
+			clear((*[maxKeptSlabBytes]byte)(s.base)[:n:n])
 		}
 		s.used, s.listed = 0, false
 	}
@@ -145,6 +149,11 @@ func (a *arena) reset() {
 // pointers from the heap's own record of the chunk, not from T. So it costs
 // what a typed clear costs, without reflect (reflect.Value.Clear) or a clear
 // function per type.
+//
+// p's chunk is a kept one, at most maxKeptSlabBytes (reset drops larger
+// chunks without clearing them): it is viewed through an array pointer of
+// that size, whose slicing costs one bounds check (unsafe.Slice, four).
 func clearPointerful(p unsafe.Pointer, n uintptr) {
-	clear(unsafe.Slice((*unsafe.Pointer)(p), n/unsafe.Sizeof(p)))
+	words := n / unsafe.Sizeof(p)
+	clear((*[maxKeptSlabBytes / unsafe.Sizeof(p)]unsafe.Pointer)(p)[:words:words])
 }

@@ -3,6 +3,7 @@ package engine
 import (
 	"reflect"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -108,6 +109,13 @@ func TestGrowthNext(t *testing.T) {
 			v.Grow(1)
 			require.Equal(t, v.Cap(), g.next(c), "[]%s of capacity %d", typ, c)
 			v.SetLen(v.Cap())
+		}
+		// A capacity that is no step is an error of the decoder's, small
+		// or not.
+		for _, c := range []int{3, 3 * smallCaps} {
+			if !slices.Contains(*g.known.Load(), c) {
+				require.Panics(t, func() { g.next(c) }, "[]%s of capacity %d", typ, c)
+			}
 		}
 	}
 }

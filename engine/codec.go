@@ -31,6 +31,10 @@ const (
 	kindPtr
 	kindSlice
 	kindStruct
+	// kindPresentFloat is a *float64 decoded in place: into a float64
+	// (null stores 0), the decoder recording whether the pointer would be
+	// set (decoder.present). Only the bid's price has it (bidInPlacePlan).
+	kindPresentFloat
 )
 
 // plan is how one Go type is read and written.
@@ -291,6 +295,10 @@ type growth struct {
 	typ reflect.Type
 	// first is the capacity of the first step (from 0), set once.
 	first int
+	// small is next's answer for a capacity below len(small) that is a
+	// step (0 for the others), set once from the first steps: the usual
+	// slice's next capacity in one load.
+	small []int
 	mu    sync.Mutex
 	caps  []int // caps[k] is the capacity after k+1 growth steps from 0
 	// known is caps published for lock-free reads.
@@ -302,9 +310,17 @@ func newGrowth(t reflect.Type) *growth {
 	g.mu.Lock()
 	g.extendLocked(64)
 	g.first = g.caps[0]
+	g.small = make([]int, smallCaps)
+	g.small[0] = g.caps[0]
+	for k := 0; k+1 < len(g.caps) && g.caps[k] < smallCaps; k++ {
+		g.small[g.caps[k]] = g.caps[k+1]
+	}
 	g.mu.Unlock()
 	return g
 }
+
+// smallCaps bounds the capacities growth.small answers for.
+const smallCaps = 64
 
 // shortSteps is how many of the first capacities next compares one by one
 // before it searches.
@@ -313,6 +329,11 @@ const shortSteps = 8
 // next returns the capacity after growing a full slice of capacity c by one
 // element.
 func (g *growth) next(c int) int {
+	if uint(c) < uint(len(g.small)) {
+		if n := g.small[c]; n != 0 {
+			return n
+		}
+	}
 	caps := *g.known.Load() // never empty: newGrowth computed the first steps
 	if c == 0 {
 		return caps[0]

@@ -68,7 +68,25 @@ var (
 	seatBidPlan = outPlan.fields[outPlan.fieldIndex("seatbid")].plan.elem
 	bidPlan     = seatBidPlan.fields[seatBidPlan.fieldIndex("bid")].plan.elem
 	rawBidsPlan = planFor(reflect.TypeFor[rawBids]())
+	// bidInPlacePlan decodes a bid straight into its openrtb2.Bid.
+	bidInPlacePlan = inPlace(wireBidPlan, bidPlan)
 )
+
+// inPlace returns the plan of a wire bid (wire: openrtb2.Bid and its price
+// as a *float64) that decodes into an openrtb2.Bid (out) with no wire value
+// between: the same fields, keys and rules, but the price is stored into
+// the bid's own Price (kindPresentFloat), its pointer's nil-ness kept by the
+// decoder. Decoding into a wireBid and copying its Bid out cost a clear and
+// a copy of the whole bid, and an arena float, per bid.
+func inPlace(wire, out *plan) *plan {
+	p := *wire
+	p.typ, p.size = out.typ, out.size
+	p.fields = slices.Clone(wire.fields)
+	price := &p.fields[wire.fieldIndex("price")]
+	price.offset = out.fields[out.fieldIndex("price")].offset
+	price.plan = &plan{typ: price.plan.elem.typ, kind: kindPresentFloat, size: price.plan.elem.size, slab: -1, pointerFree: true}
+	return &p
+}
 
 // ResponseInfo is what DecodeResponse learned besides the decoded bids.
 type ResponseInfo struct {
@@ -86,7 +104,6 @@ type messages struct {
 	req       wireRequest
 	resp      wireResponse
 	out       openrtb2.BidResponse
-	bid       wireBid
 	info      ResponseInfo
 	reqToks   []jsonraw.Token // the request's tokens, for the token path (a request the direct decoder declines)
 	respToks  []jsonraw.Token // the response's tokens, for the decoder and the scan table
@@ -95,6 +112,10 @@ type messages struct {
 	liveBids  []uint32        // offsets of the first bid of each seatbid's bids, for shadowedBids
 	reqArena  arena
 	respArena arena
+	// reqUsed (respUsed): the request's (the response's) half was written
+	// or handed out since its last reset, which is otherwise a no-op: a
+	// pooled Eval is reset when released and again as it decodes.
+	reqUsed, respUsed bool
 }
 
 func (m *messages) reset() {
@@ -103,6 +124,10 @@ func (m *messages) reset() {
 }
 
 func (m *messages) resetRequest() {
+	if !m.reqUsed {
+		return
+	}
+	m.reqUsed = false
 	m.reqArena.reset()
 	if cap(m.reqToks) > maxPooledTokens {
 		m.reqToks = nil
@@ -120,6 +145,10 @@ const maxPooledTokens = 16 << 10
 const responseBytesPerToken = 12
 
 func (m *messages) resetResponse() {
+	if !m.respUsed {
+		return
+	}
+	m.respUsed = false
 	m.respArena.reset()
 	if cap(m.respToks) > maxPooledTokens {
 		m.respToks = nil
@@ -128,7 +157,7 @@ func (m *messages) resetResponse() {
 	clear(m.respDec)
 	m.respDec = m.respDec[:0]
 	m.bidArrays, m.liveBids = m.bidArrays[:0], m.liveBids[:0]
-	m.resp, m.out, m.bid, m.info = wireResponse{}, openrtb2.BidResponse{}, wireBid{}, ResponseInfo{}
+	m.resp, m.out, m.info = wireResponse{}, openrtb2.BidResponse{}, ResponseInfo{}
 }
 
 // DecodeRequest decodes the exchange's bid request into the Eval under the
@@ -141,6 +170,7 @@ func (m *messages) resetResponse() {
 func (e *Eval) DecodeRequest(data []byte) error {
 	m := &e.msgs
 	m.resetRequest()
+	m.reqUsed = true
 	e.In.RawRequest, e.In.Request, e.In.RegsDSA = data, nil, nil
 	dd := directDecoder{data: data, ar: &m.reqArena}
 	if dd.decode(requestPlan, unsafe.Pointer(&m.req)) != nil {
@@ -162,6 +192,7 @@ func (e *Eval) DecodeRequest(data []byte) error {
 // decodeRequestTokens decodes the request through its tokens, as a
 // response is decoded: what decides a document the direct decoder declines.
 func (m *messages) decodeRequestTokens(data []byte) error {
+	m.reqUsed = true
 	doc, err := jsonraw.ValidateTokens(data, &m.reqToks)
 	if err != nil {
 		return err
@@ -184,6 +215,7 @@ func (m *messages) decodeRequestTokens(data []byte) error {
 func (e *Eval) DecodeResponse(data []byte, maxBids int) error {
 	m := &e.msgs
 	m.resetResponse()
+	m.respUsed = true
 	in := &e.In
 	in.RawResponse, in.Response, in.Bids, in.ResponseEmpty = data, nil, in.Bids[:0], false
 	in.rawResponseUTF8, in.responseTokens, in.responseDecoded = false, nil, nil
@@ -252,17 +284,27 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 		return nil
 	}
 	seats := unsafe.Slice((*openrtb2.SeatBid)(m.respArena.alloc(seatBidPlan, len(wire))), len(wire))
+	arrays := 0 // the seatbids with bids so far
 	for i := range wire {
 		w := &wire[i]
 		seats[i] = w.SeatBid
 		bids := unsafe.Slice((*openrtb2.Bid)(m.respArena.alloc(bidPlan, len(w.Bid))), len(w.Bid))
+		// The token of each bid, guessed and checked by decodeBid: the
+		// first element of the seatbid's array (its array is usually the
+		// next of m.bidArrays), then the token after the bid before.
+		k := 0
+		if len(w.Bid) > 0 && arrays < len(m.bidArrays) {
+			k = m.bidArrays[arrays] + 1
+			arrays++
+		}
 		for j, raw := range w.Bid {
-			if err := m.decodeBid(&d, raw, &bids[j]); err != nil {
+			var err error
+			if k, err = m.decodeBid(&d, raw, k, &bids[j]); err != nil {
 				return within(within(within(within(err, "["+strconv.Itoa(j)+"]"), "bid"), "["+strconv.Itoa(i)+"]"), "seatbid")
 			}
 			in.Bids = append(in.Bids, Bid{
 				Bid: &bids[j], SeatIndex: i, BidIndex: j, Seat: w.Seat,
-				HasPrice: m.bid.Price != nil,
+				HasPrice: d.present,
 				BadUTF8:  !doc.SpanValidUTF8(raw),
 				Raw:      raw,
 				verbatim: !d.dirty && !doc.SurrogateEscapes() && doc.SpanValidUTF8(raw),
@@ -274,23 +316,23 @@ func (m *messages) decodeResponse(data []byte, maxBids int, in *Input) error {
 	return nil
 }
 
-// decodeBid decodes one bid from its bytes (a part of the document) into b.
-func (m *messages) decodeBid(d *decoder, raw []byte, b *openrtb2.Bid) error {
+// decodeBid decodes one bid from its bytes (a part of the document) into b,
+// zeroed memory, and returns the index of the token after it. k is a guess
+// at the bid's token, taken when the token is at raw (else found by its
+// offset). The bid's "price" is stored into b.Price, and d.present tells
+// whether it was there and not null.
+func (m *messages) decodeBid(d *decoder, raw []byte, k int, b *openrtb2.Bid) (int, error) {
+	off := offsetIn(d.data, raw)
 	if string(raw) == "null" {
-		return &typeError{value: "null", offset: offsetIn(d.data, raw), null: true}
+		return k, &typeError{value: "null", offset: off, null: true}
 	}
-	m.bid = wireBid{}
-	d.track, d.dirty = true, false
-	_, err := d.value(d.tokenAt(offsetIn(d.data, raw)), wireBidPlan, unsafe.Pointer(&m.bid))
+	if uint(k) >= uint(len(d.toks)) || int(d.toks[k].Off) != off {
+		k = d.tokenAt(off)
+	}
+	d.track, d.dirty, d.present = true, false, false
+	next, err := d.value(k, bidInPlacePlan, unsafe.Pointer(b))
 	d.track = false
-	if err != nil {
-		return err
-	}
-	*b = m.bid.Bid
-	if m.bid.Price != nil {
-		b.Price = *m.bid.Price
-	}
-	return nil
+	return next, err
 }
 
 // shadowedBids decodes, for their type errors only, the bids of the arrays
@@ -314,9 +356,11 @@ func (m *messages) shadowedBids(d *decoder, wire []wireSeatBid) error {
 		}
 		end := int(d.toks[k].Next)
 		for j, n := k+1, 0; j < end-1; n++ {
-			m.bid = wireBid{}
+			// Into zeroed memory, as a live bid: the arena's, taken for
+			// each (a rare path).
+			b := m.respArena.alloc(bidPlan, 1)
 			var err error
-			if j, err = d.value(j, wireBidPlan, unsafe.Pointer(&m.bid)); err != nil {
+			if j, err = d.value(j, bidInPlacePlan, b); err != nil {
 				return within(within(within(within(err, "["+strconv.Itoa(n)+"]"), "bid"), "[]"), "seatbid")
 			}
 		}

@@ -221,6 +221,7 @@ func TestEightDigits(t *testing.T) {
 	alphabet := "0123456789.eE-+,}\"\x00\xff/:"
 	rng := rand.New(rand.NewPCG(3, 4))
 	var word [8]byte
+	short := 0
 	for range 300_000 {
 		n := 1 + rng.IntN(8)
 		for k := range word {
@@ -230,13 +231,23 @@ func TestEightDigits(t *testing.T) {
 				word[k] = alphabet[rng.IntN(len(alphabet))]
 			}
 		}
-		v, ok := eightDigits(binary.LittleEndian.Uint64(word[:]), n)
+		x := binary.LittleEndian.Uint64(word[:])
+		v, ok := eightDigits(x, n)
 		want, err := strconv.ParseUint(string(word[:n]), 10, 64)
 		require.Equal(t, err == nil, ok, "%q of %q", word[:n], word)
 		if ok {
 			require.Equal(t, want, v, "%q", word[:n])
 		}
+		// The direct decoder's path: the digits ShortNumber takes, read
+		// by digitsValue unchecked, as eightDigits reads them.
+		if m := jsonraw.ShortNumber(x); m != 0 && word[0] != '0' {
+			want, err := strconv.ParseUint(string(word[:m]), 10, 64)
+			require.NoError(t, err, "%q", word)
+			require.Equal(t, want, digitsValue(x<<(uint(8*(8-m))&63)), "%q", word[:m])
+			short++
+		}
 	}
+	require.Greater(t, short, 10_000)
 	v, ok := eightDigits(binary.LittleEndian.Uint64([]byte("99999999")), 8)
 	require.True(t, ok)
 	require.Equal(t, uint64(99999999), v)
@@ -288,6 +299,46 @@ func TestPlainStringAgreesWithSlicing(t *testing.T) {
 			require.Equal(t, string(data[t0.Off+1:t0.End-1]), got, "%q", data[t0.Off:t0.End])
 			if got != "" {
 				require.True(t, unsafe.StringData(got) == &data[t0.Off+1], "%q aliases the document", got)
+			}
+			n++
+		}
+		require.NotZero(t, n, "%q", data)
+	}
+}
+
+// TestKeyBytesAgreesWithSlicing: keyBytes and inBetween give the key
+// token's slice of the document, data[Off+1:End-1], capacity included, for
+// every key of the
+// typical documents, indented and compact, and of short documents whose
+// keys end near the document's end.
+func TestKeyBytesAgreesWithSlicing(t *testing.T) {
+	req, err := os.ReadFile("testdata/typical-request.json")
+	require.NoError(t, err)
+	resp, err := os.ReadFile("testdata/typical-response.json")
+	require.NoError(t, err)
+	docs := [][]byte{req, resp, []byte(`{"":1}`), []byte(`{"a":{"\"b":[],"c\u0064":{}}}`), []byte(`{"abcdefghi":0}`)}
+	for _, d := range [][]byte{req, resp} {
+		var buf bytes.Buffer
+		require.NoError(t, json.Compact(&buf, d))
+		docs = append(docs, buf.Bytes())
+	}
+	for _, data := range docs {
+		// Some spare capacity past the document, as a pooled buffer has.
+		data = append(make([]byte, 0, len(data)+5), data...)
+		var toks []jsonraw.Token
+		doc, err := jsonraw.ValidateTokens(data, &toks)
+		require.NoError(t, err)
+		d := decoder{data: data, toks: toks, doc: doc}
+		n := 0
+		for k := range toks {
+			if toks[k].Kind != jsonraw.TokKey {
+				continue
+			}
+			want := data[toks[k].Off+1 : toks[k].End-1]
+			for _, got := range [][]byte{d.keyBytes(&toks[k]), inBetween(data, int(toks[k].Off), int(toks[k].End))} {
+				require.Equal(t, string(want), string(got))
+				require.Equal(t, cap(want), cap(got), "%q", want)
+				require.True(t, unsafe.SliceData(want) == unsafe.SliceData(got), "%q", want)
 			}
 			n++
 		}

@@ -218,6 +218,7 @@ func checkResponse(t *testing.T, e *Eval, data []byte, maxBids int) {
 		require.Equal(t, rb, got, "bid %d of %q", k, data)
 		require.Same(t, &e.In.Response.SeatBid[b.SeatIndex].Bid[b.BidIndex], b.Bid)
 	}
+	checkBidsAgreeWithBefore(t, e, data)
 }
 
 // trickyDocuments are seeds for both decoders: duplicates, case variants,

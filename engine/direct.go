@@ -172,6 +172,11 @@ func (d *directDecoder) skip(i int) (int, error) {
 	case '[':
 		return d.array(i, nil, nil)
 	case '"':
+		if i <= len(data)-9 {
+			if n := jsonraw.ShortString(binary.LittleEndian.Uint64(data[i+1:])); n != 0 {
+				return i + n, nil
+			}
+		}
 		end, _, _, ok := jsonraw.ScanString(data, i)
 		if !ok {
 			return i, errDeclined
@@ -236,10 +241,8 @@ func (d *directDecoder) integer(i int, p *plan, ptr unsafe.Pointer) (int, error)
 		// The usual integer without a call, read in the word that
 		// validates it.
 		x := binary.LittleEndian.Uint64(data[i:])
-		if n := jsonraw.ShortNumber(x); n != 0 {
-			if v, ok := eightDigits(x, n); ok && storeInt(p, ptr, v, false) {
-				return i + n, nil
-			}
+		if n := jsonraw.ShortNumber(x); n != 0 && storeInt(p, ptr, digitsValue(x<<(uint(8*(8-n))&63)), false) {
+			return i + n, nil
 		}
 	}
 	if c != '-' && (c < '0' || c > '9') {
@@ -313,7 +316,7 @@ func (d *directDecoder) object(i int, p *plan, base unsafe.Pointer) (int, error)
 		var err error
 		if p == nil {
 			j, err = d.value(j, nil, nil)
-		} else if f, _ := p.keys.MatchExact(data[i+1 : keyEnd-1]); f < 0 {
+		} else if f, _ := p.keys.MatchExact(inBetween(data, i, keyEnd)); f < 0 {
 			j, err = d.value(j, nil, nil)
 		} else {
 			fl := &p.fields[f]
@@ -354,12 +357,15 @@ func (d *directDecoder) array(i int, p *plan, h *sliceHeader) (int, error) {
 			} else {
 				elem := p.elem
 				if n >= h.cap {
-					c := elem.growth.first
-					if h.cap != 0 {
-						c = elem.growth.next(h.cap)
+					if h.cap == 0 {
+						// The first step, a new region: what grow does for a
+						// slice of no capacity (nil, or an empty one's zeroLength,
+						// never the end of a chunk).
+						h.data, h.cap = d.ar.alloc(elem, elem.growth.first), elem.growth.first
+					} else {
+						c := elem.growth.next(h.cap)
+						h.data, h.cap = d.ar.grow(elem, h.data, h.cap, c), c
 					}
-					h.data = d.ar.grow(elem, h.data, h.cap, c)
-					h.cap = c
 				}
 				if n >= h.len {
 					h.len = n + 1

@@ -162,10 +162,10 @@ func (e *Eval) Run(snap *Snapshot, opt RunOptions) *Outcome {
 	e.scope.newRequest(len(e.In.Bids))
 	in.resetClock()
 	if in.Response == nil {
-		in.Response = &e.msgs.out
+		in.Response, e.msgs.respUsed = &e.msgs.out, true
 	}
 	if in.Request == nil {
-		in.Request = &e.msgs.req.BidRequest
+		in.Request, e.msgs.reqUsed = &e.msgs.req.BidRequest, true
 	}
 	bids := in.Bids
 	if cap(e.Out.Bids) < len(bids) {
@@ -451,7 +451,10 @@ func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 	run := bidRun{skips: len(e.Out.Skips)}
 	for k := sp.lo; k < sp.hi; k++ {
 		i := e.byPolicy[k]
-		if e.Out.Bids[i].Failed() && e.failFast(sp.p) {
+		// Whether an earlier gate rejected the bid, read once: the gate
+		// cannot reach the verdicts.
+		failed := e.Out.Bids[i].Failed()
+		if failed && e.failFast(sp.p) {
 			run.dead++
 			continue
 		}
@@ -464,7 +467,7 @@ func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 		switch v.state {
 		case stateSkip:
 			// Not passed.
-			run.skip(e, g, &v)
+			run.skip(e, g, v.Reason, v.Details)
 		case stateFail:
 			if r.Passed {
 				r.Passed, r.Reason, r.Details = false, v.Reason, v.Details
@@ -473,7 +476,7 @@ func (e *Eval) runBids(sp *policySpan, g *GateEntry, r *GateResult) {
 		default:
 			// Passed, and standing when no earlier gate rejected it (the
 			// gate cannot reach the verdicts).
-			in.pass(i, !e.Out.Bids[i].Failed())
+			in.pass(i, !failed)
 		}
 	}
 	in.endGate()
@@ -497,11 +500,11 @@ type bidRun struct {
 }
 
 // skip records gate g's skip v of a bid.
-func (run *bidRun) skip(e *Eval, g *GateEntry, v *Verdict) {
-	why, _ := v.Details.(string)
+func (run *bidRun) skip(e *Eval, g *GateEntry, reason string, details any) {
+	why, _ := details.(string)
 	e.Out.Skips = append(e.Out.Skips, BidSkip{Gate: g.Name, Why: why})
 	if run.firstSkip == "" {
-		run.firstSkip = v.Reason
+		run.firstSkip = reason
 	}
 }
 

@@ -35,12 +35,12 @@ package engine
 //
 // Cost, on the benchmarks' typical documents (one core of a shared 2-core
 // machine, fastest runs, no allocation): DecodeResponse about 3.6 µs for the
-// 2.2 KB response (3 bids), about 45,500 instructions (cachegrind; 42,300
+// 2.2 KB response (3 bids), about 43,700 instructions (cachegrind; 40,600
 // without white space), of which the validating pass is about half and the
 // rest mostly key matching (jsonraw.Keys), unescaping strings that hold
 // escapes (a creative's markup) and storing into the arena. The 970-byte
 // request (3 imps) took about 43,000 instructions through the tokens;
-// through the direct decoder it takes about 30,600 (28,400 without white
+// through the direct decoder it takes about 29,600 (27,400 without white
 // space).
 
 import (
@@ -75,6 +75,9 @@ type decoder struct {
 	// add it). Invalid UTF-8 and escaped surrogates (a lone one decodes to
 	// U+FFFD here only) are found by the validating pass (jsonraw.Doc).
 	track, dirty bool
+	// present is whether the last kindPresentFloat value decoded was a
+	// number (its pointer set), not null.
+	present bool
 }
 
 // typeError is a value of the wrong JSON type, located by its path.
@@ -171,6 +174,8 @@ func (d *decoder) value(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 			*(*sliceHeader)(ptr) = sliceHeader{}
 		case kindRaw:
 			*(*[]byte)(ptr) = data[i : i+4 : i+4]
+		case kindPresentFloat:
+			*(*float64)(ptr), d.present = 0, false
 		}
 		return k + 1, nil
 	}
@@ -196,7 +201,7 @@ func (d *decoder) value(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 			return k, d.typeErr(i, d.jsonType(k))
 		}
 		return d.integer(k, p, ptr)
-	case kindFloat:
+	case kindFloat, kindPresentFloat:
 		if c != '-' && (c < '0' || c > '9') {
 			return k, d.typeErr(i, d.jsonType(k))
 		}
@@ -206,6 +211,9 @@ func (d *decoder) value(k int, p *plan, ptr unsafe.Pointer) (int, error) {
 			return k, d.typeErr(i, "number "+clipLiteral(num))
 		}
 		*(*float64)(ptr) = f
+		if p.kind == kindPresentFloat {
+			d.present = true
+		}
 		return k + 1, nil
 	case kindSlice:
 		if c != '[' {
@@ -256,6 +264,24 @@ func (d *decoder) plainString(t *jsonraw.Token, ptr unsafe.Pointer) bool {
 	// document spans data[Off:End], its quotes at either end.
 	*(*string)(ptr) = unsafe.String((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(d.data)), t.Off+1)), t.End-t.Off-2)
 	return true
+}
+
+// keyBytes returns the bytes between the quotes of key token t (inBetween).
+func (d *decoder) keyBytes(t *jsonraw.Token) []byte {
+	return inBetween(d.data, int(t.Off), int(t.End))
+}
+
+// inBetween returns data[start+1:end-1], the bytes between the quotes of
+// the string data[start:end] of a validated document, without its bounds
+// checks: the capacity runs to the end of data's, as the slicing's does
+// (Keys.MatchExact reads a short key in one word when it can).
+func inBetween(data []byte, start, end int) []byte {
+	h := sliceHeader{
+		data: unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), start+1),
+		len:  end - start - 2,
+		cap:  cap(data) - start - 1,
+	}
+	return *(*[]byte)(unsafe.Pointer(&h))
 }
 
 // integer decodes the number at data[i] as encoding/json does for an
@@ -325,13 +351,21 @@ func eightDigits(x uint64, n int) (v uint64, ok bool) {
 	if ((x-lo*'0')&^x|(x+lo*(0x80-'9'-1))|x)&(hi>>sh) != 0 || n <= 0 {
 		return 0, false
 	}
-	// The digits to the top of the word, as if led by zeros, then
-	// combined in pairs, fours and eights (the first digit is the lowest
+	// The digits to the top of the word, as if led by zeros.
+	return digitsValue(x << sh), true
+}
+
+// digitsValue is the value of the digits at the top of x, its lower bytes
+// zero (x shifted left by 8*(8-n) for n digits): eightDigits without the
+// check, for digits known to be digits (as jsonraw.ShortNumber finds them).
+func digitsValue(x uint64) uint64 {
+	const lo = 0x0101010101010101
+	// Combined in pairs, fours and eights (the first digit is the lowest
 	// byte, so the most significant).
-	x = (x << sh) & (lo * 0x0f)
+	x &= lo * 0x0f
 	x = x * (10<<8 + 1) >> 8
 	x = (x & 0x00ff00ff00ff00ff) * (100<<16 + 1) >> 16
-	return (x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32, true
+	return (x & 0x0000ffff0000ffff) * (10000<<32 + 1) >> 32
 }
 
 // object decodes the object of token k into the struct at base.
@@ -346,7 +380,7 @@ func (d *decoder) object(k int, p *plan, base unsafe.Pointer) (int, error) {
 	var seen uint64 // while tracking: the fields met, for repeats
 	for j < end-1 {
 		key := &d.toks[j]
-		f, exact := p.keys.MatchExact(data[key.Off+1 : key.End-1])
+		f, exact := p.keys.MatchExact(d.keyBytes(key))
 		if d.track && !d.dirty {
 			d.dirty = !exact || f >= 64 || seen&(1<<f) != 0
 			seen |= 1 << (f & 63)
@@ -405,12 +439,15 @@ func (d *decoder) array(k int, p *plan, h *sliceHeader) (int, error) {
 	n := 0
 	for j := k + 1; j < end-1; {
 		if n >= h.cap {
-			c := elem.growth.first
-			if h.cap != 0 {
-				c = elem.growth.next(h.cap)
+			if h.cap == 0 {
+				// The first step, a new region: what grow does for a
+				// slice of no capacity (nil, or an empty one's zeroLength,
+				// never the end of a chunk).
+				h.data, h.cap = d.ar.alloc(elem, elem.growth.first), elem.growth.first
+			} else {
+				c := elem.growth.next(h.cap)
+				h.data, h.cap = d.ar.grow(elem, h.data, h.cap, c), c
 			}
-			h.data = d.ar.grow(elem, h.data, h.cap, c)
-			h.cap = c
 		}
 		if n >= h.len {
 			h.len = n + 1

@@ -214,8 +214,8 @@ func (k *Keys) Match(raw []byte) int {
 //
 // The usual key, a name of at most eight bytes cut from its document (the
 // bytes after it are there) found in its first slot, is taken in a few
-// instructions that inline into the caller; every other key is
-// matchExact's.
+// instructions and no further call (MatchExact itself is over the inlining
+// budget: a caller pays one call a key); every other key is matchExact's.
 func (k *Keys) MatchExact(raw []byte) (i int, exact bool) {
 	if n := len(raw); uint(n-1) < 8 && cap(raw) >= 8 {
 		// One load, the bytes beyond the key masked off; a name of n
