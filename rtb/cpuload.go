@@ -6,7 +6,8 @@ import (
 )
 
 // cpuMeter tells the governor how busy the CPUs bidguard can run on were
-// over the last cpuWindow samples: the higher of two shares,
+// over the last cpuWindow intervals between samples: the higher of two
+// shares,
 //
 //   - the process's own CPU time over the cores it may use: GOMAXPROCS, or
 //     its cgroup's CPU limit when lower (at the limit this is 1, whatever
@@ -43,13 +44,19 @@ type cpuSource interface {
 }
 
 const (
-	// cpuEvery: the meter reads every cpuEvery governor ticks (100 ms):
+	// cpuEvery: the meter reads every cpuEvery governor ticks (40 ms):
 	// /proc/stat is rebuilt by the kernel at every read.
-	cpuEvery = 5
-	// cpuWindow: the share is over the last cpuWindow intervals (200 ms).
-	cpuWindow = 2
+	cpuEvery = 2
+	// cpuWindow: the share is over the last cpuWindow intervals (120 ms):
+	// about the queue's own five-tick window, so the gate adds little to
+	// the time a real overload takes to be cut.
+	cpuWindow = 3
 	// cpuBusy: the share at and over which the governor may start cutting.
-	cpuBusy = 0.9
+	// Well under saturation: the gate only tells a mostly idle CPU (a slow
+	// bidder's waves, a client's burst) from a busy one; measured at 90% it
+	// delayed the first cut at 2x and 4x and did not spare the 80% runs
+	// (docs/reliability.md).
+	cpuBusy = 0.7
 )
 
 // sample reads the meter at now.

@@ -49,13 +49,13 @@ import (
 //     arrival and again after the bidder answers): while more than
 //     tightShare of a tick's answers do, the limit drops to 3/4. The limit
 //     grows again while neither signal fires. Neither signal starts a cut
-//     while the CPUs bidguard can use have room (cpuMeter: under cpuBusy busy
-//     over the last 200 ms). A queue then is a burst, not an overload: the
-//     exchange's client falling behind and catching up, or a slow bidder's
-//     answers arriving in waves; and tight answers are the bidder's. Shedding
-//     would turn auctions into no-bids without freeing anything the other
-//     requests wait for. Once the limit is cut it follows the signals alone:
-//     its sheds free the CPUs.
+//     while the CPUs bidguard can use are mostly idle (cpuMeter: under
+//     cpuBusy busy over the last 120 ms). A queue then is a burst, not an
+//     overload: a slow bidder's answers arriving in waves, or the exchange's
+//     client falling behind and catching up; and tight answers are the
+//     bidder's. Shedding would turn auctions into no-bids without freeing
+//     anything the other requests wait for. Once the limit is cut it follows
+//     the signals alone: its sheds free the CPUs.
 //
 // The governor is a gradient controller in the spirit of Envoy's adaptive
 // concurrency filter and Netflix's concurrency-limits (gradient: the limit

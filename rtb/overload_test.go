@@ -267,43 +267,43 @@ func (s *scriptedCPU) read(c *cpuSample) bool {
 }
 
 func TestCPUMeter(t *testing.T) {
+	require.Equal(t, 3, cpuWindow, "the expected shares below are over three intervals")
 	src := &scriptedCPU{}
 	m := cpuMeter{src: src}
 	procs := runtime.GOMAXPROCS(0)
 	at := time.Unix(1000, 0)
-	step := func(proc time.Duration, busy, total uint64, ok bool) (float64, bool) {
-		src.samples = append(src.samples, cpuSample{proc: proc, busy: busy, total: total})
+	step := func(proc float64, busy, total uint64, ok bool) (float64, bool) {
+		// proc: in intervals' worth of all of GOMAXPROCS
+		src.samples = append(src.samples, cpuSample{proc: time.Duration(proc * float64(procs) * float64(100*time.Millisecond)), busy: busy, total: total})
 		src.ok = append(src.ok, ok)
 		at = at.Add(100 * time.Millisecond)
 		m.sample(at)
 		return m.share()
 	}
-	perTick := time.Duration(procs) * 100 * time.Millisecond // all of GOMAXPROCS for 100 ms
-	_, known := step(0, 0, 0, true)
-	require.False(t, known)
-	_, known = step(perTick/2, 0, 0, true)
-	require.False(t, known, "fewer than cpuWindow intervals")
-	share, known := step(perTick, 0, 0, true)
+	for _, p := range []float64{0, 0.5, 1} {
+		_, known := step(p, 0, 0, true)
+		require.False(t, known, "fewer than cpuWindow intervals")
+	}
+	share, known := step(1.5, 0, 0, true)
 	require.True(t, known)
-	require.InDelta(t, 0.5, share, 1e-9, "half of GOMAXPROCS over the window")
+	require.InDelta(t, 0.5, share, 1e-9, "1.5 intervals of GOMAXPROCS over 3")
 	// The machine's CPUs busier than the process: their share.
-	share, _ = step(perTick+perTick/10, 90, 100, true)
-	share, _ = step(perTick+perTick/5, 180, 200, true)
+	share, _ = step(1.6, 90, 100, true)
+	require.InDelta(t, 0.9, share, 1e-9)
+	share, _ = step(1.7, 180, 200, true)
 	require.InDelta(t, 0.9, share, 1e-9)
 	// The process busier than its CPUs' counters say (a container at its
-	// CPU limit on an idle node): its own share.
-	share, _ = step(2*perTick+perTick/5, 200, 400, true)
-	require.InDelta(t, 0.55, share, 1e-9, "1.1 of 2 intervals against 110 of 300 ticks")
-	share, _ = step(3*perTick+perTick/5, 220, 600, true)
+	// CPU limit on an idle node): its own share, at most 1.
+	share, _ = step(3.2, 200, 400, true)
+	require.InDelta(t, (3.2-1.5)/3, share, 1e-9, "against 200 of 400 ticks")
+	share, _ = step(4.7, 210, 500, true)
 	require.InDelta(t, 1, share, 1e-9)
 	// A failed reading makes the share unknown until it leaves the window.
 	_, known = step(0, 0, 0, false)
 	require.False(t, known)
-	_, known = step(4*perTick, 300, 800, true)
-	require.False(t, known)
-	_, known = step(5*perTick, 400, 1000, true)
-	require.False(t, known)
-	share, known = step(6*perTick, 400, 1200, true)
-	require.True(t, known)
+	for i, p := range []float64{5, 6, 7, 8} {
+		share, known = step(p, 300+uint64(i)*100, 600+uint64(i)*100, true)
+		require.Equal(t, i == cpuWindow, known, "sample %d after the failed one", i+1)
+	}
 	require.InDelta(t, 1, share, 1e-9)
 }
