@@ -269,26 +269,41 @@ func TestTrimSpace(t *testing.T) {
 	}
 }
 
-// TestPlainStringAgreesWithSlicing: plainString, which reads a string
-// token's bytes without bounds checks, stores what slicing the document
-// at the token stores (its form before), for every string token of the
-// typical documents, indented and compact, and of short ones.
-func TestPlainStringAgreesWithSlicing(t *testing.T) {
+// validated is a decoder over data and its token table.
+func validated(t *testing.T, data []byte) decoder {
+	t.Helper()
+	var toks []jsonraw.Token
+	doc, err := jsonraw.ValidateTokens(data, &toks)
+	require.NoError(t, err)
+	return decoder{data: data, toks: toks, doc: doc}
+}
+
+// typicalDocs is the typical request and response, indented, then extra,
+// then the two compacted.
+func typicalDocs(t *testing.T, extra ...[]byte) [][]byte {
+	t.Helper()
 	req, err := os.ReadFile("testdata/typical-request.json")
 	require.NoError(t, err)
 	resp, err := os.ReadFile("testdata/typical-response.json")
 	require.NoError(t, err)
-	docs := [][]byte{req, resp, []byte(`""`), []byte(`["",  "a" ,"\"",{"":"bc"}]`)}
+	docs := append([][]byte{req, resp}, extra...)
 	for _, d := range [][]byte{req, resp} {
 		var buf bytes.Buffer
 		require.NoError(t, json.Compact(&buf, d))
 		docs = append(docs, buf.Bytes())
 	}
+	return docs
+}
+
+// TestPlainStringAgreesWithSlicing: plainString, which reads a string
+// token's bytes without bounds checks, stores what slicing the document
+// at the token stores (its form before), for every string token of the
+// typical documents, indented and compact, and of short ones.
+func TestPlainStringAgreesWithSlicing(t *testing.T) {
+	docs := typicalDocs(t, []byte(`""`), []byte(`["",  "a" ,"\"",{"":"bc"}]`))
 	for _, data := range docs {
-		var toks []jsonraw.Token
-		doc, err := jsonraw.ValidateTokens(data, &toks)
-		require.NoError(t, err)
-		d := decoder{data: data, toks: toks, doc: doc}
+		d := validated(t, data)
+		toks := d.toks
 		n := 0
 		for k := range toks {
 			t0 := &toks[k]
@@ -312,23 +327,12 @@ func TestPlainStringAgreesWithSlicing(t *testing.T) {
 // typical documents, indented and compact, and of short documents whose
 // keys end near the document's end.
 func TestKeyBytesAgreesWithSlicing(t *testing.T) {
-	req, err := os.ReadFile("testdata/typical-request.json")
-	require.NoError(t, err)
-	resp, err := os.ReadFile("testdata/typical-response.json")
-	require.NoError(t, err)
-	docs := [][]byte{req, resp, []byte(`{"":1}`), []byte(`{"a":{"\"b":[],"c\u0064":{}}}`), []byte(`{"abcdefghi":0}`)}
-	for _, d := range [][]byte{req, resp} {
-		var buf bytes.Buffer
-		require.NoError(t, json.Compact(&buf, d))
-		docs = append(docs, buf.Bytes())
-	}
+	docs := typicalDocs(t, []byte(`{"":1}`), []byte(`{"a":{"\"b":[],"c\u0064":{}}}`), []byte(`{"abcdefghi":0}`))
 	for _, data := range docs {
 		// Some spare capacity past the document, as a pooled buffer has.
 		data = append(make([]byte, 0, len(data)+5), data...)
-		var toks []jsonraw.Token
-		doc, err := jsonraw.ValidateTokens(data, &toks)
-		require.NoError(t, err)
-		d := decoder{data: data, toks: toks, doc: doc}
+		d := validated(t, data)
+		toks := d.toks
 		n := 0
 		for k := range toks {
 			if toks[k].Kind != jsonraw.TokKey {
