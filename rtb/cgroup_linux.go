@@ -97,14 +97,19 @@ func (q *cgroupQuota) open(p string, openLevel func(dir string) (quotaLevel, boo
 func (q *cgroupQuota) cores() float64 {
 	limit := 0.0
 	for _, l := range q.levels {
-		var c float64
+		var quota, period int64
 		if l.max != nil {
-			c = parseCPUMax(q.read(l.max))
+			// cgroup v2: "$MAX $PERIOD", $MAX "max" for no limit
+			qs, ps, _ := bytes.Cut(q.read(l.max), []byte(" "))
+			quota, period = micros(qs), micros(ps)
 		} else {
-			quota := string(q.read(l.quota)) // read reuses q.buf
-			c = parseCFS([]byte(quota), q.read(l.period))
+			quota = micros(q.read(l.quota)) // -1 for no limit
+			period = micros(q.read(l.period))
 		}
-		if c > 0 && (limit == 0 || c < limit) {
+		if quota <= 0 || period <= 0 {
+			continue
+		}
+		if c := float64(quota) / float64(period); limit == 0 || c < limit {
 			limit = c
 		}
 	}
@@ -117,26 +122,11 @@ func (q *cgroupQuota) read(f *os.File) []byte {
 	return bytes.TrimSpace(q.buf[:n])
 }
 
-// parseCPUMax reads cgroup v2's cpu.max, "$MAX $PERIOD" in µs ("max": no
-// limit), as cores; 0 for no limit or a malformed file.
-func parseCPUMax(b []byte) float64 {
-	quota, period, ok := bytes.Cut(b, []byte(" "))
-	if !ok {
+// micros reads a duration in µs; 0 when b is not a number ("max").
+func micros(b []byte) int64 {
+	v, err := strconv.ParseInt(string(b), 10, 64)
+	if err != nil {
 		return 0
 	}
-	return parseCFS(quota, period)
-}
-
-// parseCFS reads a quota and a period in µs (a quota of "max" or -1: no
-// limit) as cores; 0 for no limit or malformed values.
-func parseCFS(quota, period []byte) float64 {
-	qv, err := strconv.ParseInt(string(quota), 10, 64)
-	if err != nil || qv <= 0 {
-		return 0
-	}
-	pv, err := strconv.ParseInt(string(period), 10, 64)
-	if err != nil || pv <= 0 {
-		return 0
-	}
-	return float64(qv) / float64(pv)
+	return v
 }

@@ -73,22 +73,17 @@ func (m *cpuMeter) sample(now time.Time) {
 // last sample, and false when that is unknown (too few samples, or a reading
 // failed in the window).
 func (m *cpuMeter) share() (float64, bool) {
-	if m.n < len(m.ring) {
-		return 0, false
-	}
-	last := m.ring[(m.n-1)%len(m.ring)]
-	first := m.ring[m.n%len(m.ring)] // the oldest kept
 	for i := range m.ring {
-		if m.ring[i].wall.IsZero() {
+		if m.ring[i].wall.IsZero() { // not taken yet, or a failed reading
 			return 0, false
 		}
 	}
-	return busyShare(first, last)
+	return busyShare(m.ring[m.n%len(m.ring)], m.ring[(m.n-1)%len(m.ring)]) // the oldest kept, the last
 }
 
 // busyShare is the share of the CPUs available to the process that was busy
-// between two samples: the higher of its own use of GOMAXPROCS cores and
-// its CPUs' busy time.
+// between two samples: the higher of its own use of the cores it may use
+// and its CPUs' busy time.
 func busyShare(a, b cpuSample) (float64, bool) {
 	wall := b.wall.Sub(a.wall)
 	if wall <= 0 {
