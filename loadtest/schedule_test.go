@@ -25,17 +25,26 @@ func TestScheduleDueTimes(t *testing.T) {
 }
 
 // fakeClock drives a pacer: sleeps advance time by the requested duration
-// plus an oversleep, like a real timer that wakes late, and each reading
-// advances it by a microsecond, like the real clock while the pacer spins.
+// plus an oversleep, or by half of it when halfway (a sleep interrupted, as
+// by EINTR), and each reading advances it by a microsecond, like the real
+// clock.
 type fakeClock struct {
 	now       time.Duration
 	oversleep time.Duration
+	halfway   bool
 	sleeps    int
+	reads     int
 }
 
-func (c *fakeClock) sleep(d time.Duration) { c.now += d + c.oversleep; c.sleeps++ }
+func (c *fakeClock) sleep(d time.Duration) {
+	if c.halfway {
+		d /= 2
+	}
+	c.now += d + c.oversleep
+	c.sleeps++
+}
 
-func (c *fakeClock) read() time.Duration { c.now += time.Microsecond; return c.now }
+func (c *fakeClock) read() time.Duration { c.now += time.Microsecond; c.reads++; return c.now }
 
 func runPacer(t *testing.T, p *pacer) []shot {
 	t.Helper()
@@ -48,7 +57,7 @@ func runPacer(t *testing.T, p *pacer) []shot {
 	return got
 }
 
-func TestPacerAdaptsItsLead(t *testing.T) {
+func TestPacerSleepsOncePerWait(t *testing.T) {
 	clock := &fakeClock{oversleep: 70 * time.Microsecond}
 	p := &pacer{sched: schedule{rate: 1000, duration: time.Second}, sleep: clock.sleep, now: clock.read}
 	got := runPacer(t, p)
@@ -57,22 +66,35 @@ func TestPacerAdaptsItsLead(t *testing.T) {
 		require.EqualValues(t, i, s.seq)
 		require.Equal(t, p.sched.due(int64(i)), s.due)
 	}
-	// The timer wakes 70µs late: the pacer learns to sleep about 60µs less
-	// than the wait, so it wakes about leadTarget after each due time.
-	require.InDelta(t, float64(70*time.Microsecond-leadTarget), float64(p.lead), float64(10*time.Microsecond))
+	// One sleep and two clock readings a shot (the first is due at once):
+	// the pacer does not spin while it waits.
+	require.Equal(t, 999, clock.sleeps)
+	require.LessOrEqual(t, clock.reads, 2*1000)
 }
 
 func TestPacerNeverEarly(t *testing.T) {
-	// A timer that wakes exactly on time: with its initial lead the pacer
-	// wakes 50µs early and must spin until the due time.
-	clock := &fakeClock{}
-	p := &pacer{sleep: clock.sleep, now: clock.read, lead: leadInit}
+	// A sleep cut short halfway: the pacer sleeps again for the rest.
+	clock := &fakeClock{halfway: true}
+	p := &pacer{sleep: clock.sleep, now: clock.read}
 	for _, due := range []time.Duration{time.Millisecond, 2 * time.Millisecond, 2*time.Millisecond + 10} {
 		at := p.waitUntil(due)
 		require.GreaterOrEqual(t, at, due)
 		require.Less(t, at, due+5*time.Microsecond)
 	}
-	require.Less(t, p.lead, leadInit, "woke early: the lead shrinks")
+}
+
+func TestPacerBatchesWhenItWakesLate(t *testing.T) {
+	// 20,000/s is a shot every 50µs; a timer 120µs late wakes after the
+	// next two or three are due, and they go out without a sleep each.
+	clock := &fakeClock{oversleep: 120 * time.Microsecond}
+	p := &pacer{sched: schedule{rate: 20000, duration: 100 * time.Millisecond}, sleep: clock.sleep, now: clock.read}
+	got := runPacer(t, p)
+	require.Len(t, got, 2000)
+	for i, s := range got {
+		require.Equal(t, time.Duration(i)*50*time.Microsecond, s.due, "due times stay on the timetable")
+	}
+	require.Less(t, clock.sleeps, 2000/2, "several shots go out on each wake")
+	require.Greater(t, clock.sleeps, 2000/5)
 }
 
 func TestPacerCatchesUpWithoutMovingDueTimes(t *testing.T) {
