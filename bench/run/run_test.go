@@ -72,8 +72,8 @@ func TestRenderReportRatios(t *testing.T) {
 }
 
 // TestRenderReportCPU: rounds without a CPU measurement are left out of the
-// median; a target never measured, or no bare proxy to compare with, shows
-// n/a.
+// median; the ratio to the bare proxy is the median of each round's; a
+// target never measured, or no bare proxy to compare with, shows n/a.
 func TestRenderReportCPU(t *testing.T) {
 	r := results{}
 	for _, us := range []time.Duration{30, 90, 40} { // median 40
@@ -84,7 +84,11 @@ func TestRenderReportCPU(t *testing.T) {
 	unmeasured := sum(9000, 1, 1, 10, 10)
 	unmeasured.cpuMeasured = false
 	r.add("closed", tFast, unmeasured) // would make the median 35 if counted
-	r.add("closed", tBidguard, sum(5000, 1000, 1000, 10, 10))
+	// Per round 2.0×, 2.0×, 3.0× the bare proxy: the ratio is their median
+	// (2.0×), not the ratio of the two medians (120/40).
+	for _, p50 := range []int64{600, 1800, 1200} {
+		r.add("closed", tBidguard, sum(5000, p50, 1000, 10, 10))
+	}
 	none := sum(5000, 1, 1, 10, 10)
 	none.cpuMeasured = false
 	none.setCPU(cpuSample{cpu: time.Second, requests: 7}, cpuSample{cpu: 2 * time.Second, requests: 7}) // no request: not measured
@@ -94,12 +98,12 @@ func TestRenderReportCPU(t *testing.T) {
 	require.NoError(t, err)
 	md := renderReport(machine{}, "make compare", o, modes, []string{tFast, tNginx, tBidguard}, r, nil)
 	require.Contains(t, md, "| fasthttp proxy | 10000 | 40.0 | 1.00× |")
-	require.Contains(t, md, "| bidguard | 5000 | 100.0 | 2.50× |")
+	require.Contains(t, md, "| bidguard | 5000 | 120.0 | 2.00× |")
 	require.Contains(t, md, "| nginx | 5000 | n/a | n/a |")
 
 	delete(r["closed"], tFast)
 	md = renderReport(machine{}, "make compare", o, modes, []string{tFast, tNginx, tBidguard}, r, nil)
-	require.Contains(t, md, "| bidguard | 5000 | 100.0 | n/a |", "no bare proxy: no ratio")
+	require.Contains(t, md, "| bidguard | 5000 | 120.0 | n/a |", "no bare proxy: no ratio")
 }
 
 func TestParseProcStat(t *testing.T) {

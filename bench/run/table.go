@@ -60,14 +60,34 @@ func (r results) cpuMedian(mode, target string) (float64, bool) {
 	return median(vs), len(vs) > 0
 }
 
+// cpuRatio is the median over rounds of a target's CPU µs per request
+// divided by the bare proxy's of the same round, over the rounds where both
+// were measured. Within a round the two attacks run seconds apart, so the
+// host's drift over a run (a third of a binary's CPU a request from one
+// minute to the next on a shared machine) cancels out of each ratio, which
+// a ratio of the two medians would keep.
+func (r results) cpuRatio(mode, target string) (float64, bool) {
+	ts, bs := r[mode][target], r[mode][tFast]
+	var vs []float64
+	for i := range min(len(ts), len(bs)) {
+		if ts[i].cpuMeasured && bs[i].cpuMeasured && bs[i].cpuPerRequest > 0 {
+			vs = append(vs, float64(ts[i].cpuPerRequest)/float64(bs[i].cpuPerRequest))
+		}
+	}
+	return median(vs), len(vs) > 0
+}
+
 // cpuColumns are a target's "CPU µs/req" and "CPU × bare" cells.
 func (r results) cpuColumns(mode, target string) (string, string) {
 	cpu, ok := r.cpuMedian(mode, target)
 	if !ok {
 		return "n/a", "n/a"
 	}
-	bare, haveBare := r.cpuMedian(mode, tFast)
-	return fmt.Sprintf("%.1f", cpu), ratio(cpu, bare, haveBare)
+	x, ok := r.cpuRatio(mode, target)
+	if !ok {
+		return fmt.Sprintf("%.1f", cpu), "n/a"
+	}
+	return fmt.Sprintf("%.1f", cpu), fmt.Sprintf("%.2f×", x)
 }
 
 // cpuUs formats one attack's CPU µs per request for the log.
@@ -230,6 +250,6 @@ func renderReport(m machine, cmdline string, o compareOptions, modes []mode, tar
 			fmt.Fprintf(&b, "\n%s against bidguard: p50 %s, p99 %s.\n", tBidguardTLS, ratio(tls50, p50, have), ratio(tls99, p99, have))
 		}
 	}
-	b.WriteString("\nCPU µs/req is the target's own CPU time (user + system, all its processes: nginx's workers included; for direct, the bidder's) over the requests the bidder received, from /proc before and after each attack, warmup included; the kernel counts it in clock ticks (10 ms at 100 Hz). Throughput ratios: higher is better; latency and CPU ratios: lower is better. A late-send share over 1% means the generator could not keep the schedule in that run (its latencies still count from the scheduled times).\n")
+	b.WriteString("\nCPU µs/req is the target's own CPU time (user + system, all its processes: nginx's workers included; for direct, the bidder's) over the requests the bidder received, from /proc before and after each attack, warmup included; the kernel counts it in clock ticks (10 ms at 100 Hz). CPU × bare is the median over rounds of the ratio to the bare proxy's CPU µs/req of the same round. Throughput ratios: higher is better; latency and CPU ratios: lower is better. A late-send share over 1% means the generator could not keep the schedule in that run (its latencies still count from the scheduled times).\n")
 	return b.String()
 }
