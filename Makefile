@@ -84,7 +84,7 @@ bench:
 # The side-by-side comparison on loopback (bench/README.md): direct, bare
 # fasthttp proxy, nginx, httputil.ReverseProxy and bidguard, interleaved
 # rounds; prints the table, writes bench/out/compare.md and the plots.
-# COMPARE_ARGS=-quick for a one-minute run; see bin/benchrun compare -h.
+# COMPARE_ARGS=-quick for a two-minute run; see bin/benchrun compare -h.
 # Without nginx the table says so and leaves it out: make bench-deps.
 compare: build
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/benchrun ./bench/run

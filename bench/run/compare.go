@@ -61,12 +61,12 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.StringVar(&o.requests, "requests", "gates/testdata/typical-request.json", "bid requests sent (loadtest attack -requests)")
 	fs.StringVar(&o.rates, "rates", "1000,2000,5000", "open-loop rates, requests/s (comma-separated)")
 	fs.StringVar(&o.bidderLatency, "bidder-latency", "0", "the fake bidder's -latency")
-	fs.IntVar(&o.rounds, "rounds", 3, "interleaved rounds (medians are reported)")
+	fs.IntVar(&o.rounds, "rounds", 5, "interleaved rounds (medians are reported)")
 	fs.IntVar(&o.connections, "connections", 64, "connections of every attack")
 	fs.DurationVar(&o.duration, "duration", 3*time.Second, "length of each attack")
 	fs.DurationVar(&o.warmup, "warmup", 500*time.Millisecond, "unmeasured start of each attack")
 	fs.StringVar(&o.baseline, "baseline", "", "an earlier bidguard binary to measure too, as \""+tBaseline+"\" (a before/after table in one run)")
-	fs.BoolVar(&o.quick, "quick", false, "1s attacks with 200ms warmup (about a minute in all)")
+	fs.BoolVar(&o.quick, "quick", false, "1s attacks with 200ms warmup (about two minutes in all)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
