@@ -84,10 +84,7 @@ func (r results) cpuColumns(mode, target string) (string, string) {
 		return "n/a", "n/a"
 	}
 	x, ok := r.cpuRatio(mode, target)
-	if !ok {
-		return fmt.Sprintf("%.1f", cpu), "n/a"
-	}
-	return fmt.Sprintf("%.1f", cpu), fmt.Sprintf("%.2f×", x)
+	return fmt.Sprintf("%.1f", cpu), ratio(x, 1, ok)
 }
 
 // cpuUs formats one attack's CPU µs per request for the log.
